@@ -1,0 +1,1 @@
+export { parseJson, stringifyJson } from './spec/json.ts';

@@ -1,0 +1,28 @@
+import pg from 'pg';
+
+export type Pool = pg.Pool;
+export type PoolClient = pg.PoolClient;
+
+export interface PoolOptions {
+  /** Shown in pg_stat_activity, so an operator can tell the services apart. */
+  applicationName?: string;
+  max?: number;
+  /** Fail fast when Postgres is unreachable instead of waiting on the OS timeout. */
+  connectionTimeoutMillis?: number;
+}
+
+/** A connection pool for `databaseUrl`. The caller owns it and must `end()` it. */
+export function createPool(databaseUrl: string, options: PoolOptions = {}): Pool {
+  return new pg.Pool({
+    connectionString: databaseUrl,
+    application_name: options.applicationName ?? 'tablemere',
+    max: options.max ?? 10,
+    connectionTimeoutMillis: options.connectionTimeoutMillis ?? 5_000,
+  });
+}
+
+/** The host (and port) of a Postgres URL, for start-up lines: never the password. */
+export function databaseHost(databaseUrl: string): string {
+  const url = new URL(databaseUrl);
+  return `${url.hostname}${url.port ? `:${url.port}` : ''}${url.pathname}`;
+}

@@ -1,0 +1,214 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { migrate } from '@tablemere/db';
+import { bootstrap } from '../../apps/api/src/bootstrap.ts';
+import { writeEnvFile } from './env-file.ts';
+import { stackPorts } from './ports.ts';
+import { startPostgres } from './postgres.ts';
+import { startProcess, type Managed } from './process.ts';
+import { httpStatusIs, waitUntilReady } from './ready.ts';
+import { startSeaweed } from './seaweed.ts';
+import { reapStale, runningStack, writeState } from './state.ts';
+
+export interface StackOptions {
+  root: string;
+  /** Added to every port (TABLEMERE_STACK_PORT_OFFSET). */
+  portOffset?: number;
+  /** DATABASE_URL: use this Postgres instead of starting one. */
+  databaseUrl?: string | undefined;
+  say?: (line: string) => void;
+}
+
+export interface Stack {
+  env: Record<string, string>;
+  /** Milliseconds each component took to become ready, and the whole start. */
+  timings: Record<string, number>;
+  stop(): Promise<void>;
+}
+
+export const TABLE_BUCKET = 'warehouse';
+export const INTAKE_BUCKET = 'tablemere-intake';
+export const WAREHOUSE_NAME = 'garden';
+const REGION = 'us-east-1';
+
+export function stackPaths(root: string) {
+  const dir = path.join(root, '.stack');
+  return {
+    dir,
+    data: path.join(dir, 'data'),
+    logs: path.join(dir, 'logs'),
+    envFile: path.join(dir, 'env'),
+    stateFile: path.join(dir, 'state.json'),
+  };
+}
+
+/**
+ * Starts the whole local stack from fresh data dirs: Postgres, SeaweedFS (S3 + Iceberg REST catalog),
+ * migrations, the bootstrap project, the API and the roller. Writes `.stack/env` last, so its presence
+ * means everything answered.
+ */
+export async function startStack(opts: StackOptions): Promise<Stack> {
+  const say = opts.say ?? (() => {});
+  const paths = stackPaths(opts.root);
+  mkdirSync(paths.dir, { recursive: true });
+  await reapStale(paths.stateFile);
+  const running = await runningStack(paths.stateFile);
+  if (running) {
+    throw new Error(`a local stack is already running (pid ${running.ownerPid}, API ${running.apiUrl}); stop it first (Ctrl-C in its terminal, or kill ${running.ownerPid})`);
+  }
+  rmSync(paths.envFile, { force: true });
+  rmSync(paths.data, { recursive: true, force: true });
+  mkdirSync(paths.data, { recursive: true });
+  mkdirSync(paths.logs, { recursive: true });
+  for (const f of ['postgres.log', 'seaweedfs.log', 'api.log', 'roller.log']) rmSync(path.join(paths.logs, f), { force: true });
+
+  const ports = stackPorts(opts.portOffset ?? 0);
+  const secret = () => randomBytes(24).toString('base64url');
+  const creds = { accessKeyId: 'tablemere', secretAccessKey: secret() };
+  const bootstrapSecret = secret();
+  const encryptionKey = randomBytes(32).toString('base64');
+  const apiUrl = `http://127.0.0.1:${ports.api}`;
+  const s3Url = `http://127.0.0.1:${ports.s3}`;
+  const icebergUrl = `http://127.0.0.1:${ports.iceberg}`;
+  const timings: Record<string, number> = {};
+  const started = Date.now();
+  const stops: Array<() => Promise<void>> = [];
+  const procs: Managed[] = [];
+
+  const stop = async () => {
+    rmSync(paths.envFile, { force: true });
+    for (const s of stops.reverse()) await s().catch(() => {});
+    rmSync(paths.stateFile, { force: true });
+  };
+  const timed = async <T>(name: string, fn: () => Promise<T>): Promise<T> => {
+    const t = Date.now();
+    say(`starting ${name}…`);
+    const out = await fn();
+    timings[name] = Date.now() - t;
+    return out;
+  };
+
+  try {
+    const pg = await timed('postgres', () =>
+      startPostgres({ dir: path.join(paths.data, 'pg'), port: ports.postgres, logFile: path.join(paths.logs, 'postgres.log'), databaseUrl: opts.databaseUrl }),
+    );
+    stops.push(pg.stop);
+    const recordState = () =>
+      writeState(paths.stateFile, {
+        ownerPid: process.pid,
+        startedAt: new Date(started).toISOString(),
+        apiUrl,
+        pids: [pg.pid, ...procs.map((p) => p.child.pid)].filter((p): p is number => p !== undefined),
+      });
+    recordState();
+
+    const weed = await timed('seaweedfs', () =>
+      startSeaweed({
+        weedBin: path.join(opts.root, '.venv', 'bin', 'weed'),
+        dir: path.join(paths.data, 'weed'),
+        logFile: path.join(paths.logs, 'seaweedfs.log'),
+        ports,
+        tableBucket: TABLE_BUCKET,
+        intakeBucket: INTAKE_BUCKET,
+        region: REGION,
+        ...creds,
+      }),
+    );
+    procs.push(weed);
+    stops.push(() => weed.stop());
+    recordState();
+
+    const apiKey = await timed('migrations + bootstrap', async () => {
+      await migrate(pg.url);
+      const out = await bootstrap(pg.url, {
+        warehouse: {
+          name: WAREHOUSE_NAME,
+          restUri: icebergUrl,
+          warehouse: `s3://${TABLE_BUCKET}`,
+          auth: { type: 'oauth2', clientId: creds.accessKeyId, clientSecret: creds.secretAccessKey },
+          s3: { endpoint: s3Url, region: REGION, accessKeyId: creds.accessKeyId, secretAccessKey: creds.secretAccessKey },
+        },
+        secretKey: encryptionKey,
+      });
+      if (!out.adminKey) throw new Error('bootstrap did not create an admin key in a fresh database');
+      return out.adminKey;
+    });
+
+    const serviceEnv = {
+      ...process.env,
+      DATABASE_URL: pg.url,
+      AWS_ENDPOINT_URL: s3Url,
+      AWS_ACCESS_KEY_ID: creds.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: creds.secretAccessKey,
+      AWS_REGION: REGION,
+      TABLEMERE_INTAKE_BUCKET: INTAKE_BUCKET,
+      TABLEMERE_SECRET_KEY: encryptionKey,
+      TABLEMERE_BOOTSTRAP_SECRET: bootstrapSecret,
+      TABLEMERE_API_HOST: '127.0.0.1',
+      TABLEMERE_API_PORT: String(ports.api),
+      TABLEMERE_PUBLIC_URL: apiUrl,
+      TABLEMERE_API_URL: apiUrl,
+      TABLEMERE_ROLLER_PORT: String(ports.roller),
+    };
+    const service = (name: string, entry: string, healthUrl: string) =>
+      timed(name, async () => {
+        const proc = startProcess({
+          name,
+          cmd: process.execPath,
+          args: ['--import', 'tsx', entry],
+          cwd: opts.root,
+          env: serviceEnv,
+          logFile: path.join(paths.logs, `${name}.log`),
+        });
+        procs.push(proc);
+        stops.push(() => proc.stop());
+        recordState();
+        await waitUntilReady(name, () => httpStatusIs(healthUrl), { deadlineMs: 60_000, proc });
+      });
+    await service('api', 'apps/api/src/start.ts', `${apiUrl}/healthz`);
+    await service('roller', 'apps/roller/src/main.ts', `http://127.0.0.1:${ports.roller}/healthz`);
+
+    const env = {
+      TABLEMERE_API_URL: apiUrl,
+      TABLEMERE_API_KEY: apiKey,
+      TABLEMERE_WAREHOUSE: WAREHOUSE_NAME,
+      DATABASE_URL: pg.url,
+      AWS_ENDPOINT_URL: s3Url,
+      AWS_ACCESS_KEY_ID: creds.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: creds.secretAccessKey,
+      AWS_REGION: REGION,
+      ICEBERG_REST_URI: icebergUrl,
+      ICEBERG_WAREHOUSE: `s3://${TABLE_BUCKET}`,
+      TABLEMERE_INTAKE_BUCKET: INTAKE_BUCKET,
+      TABLEMERE_BOOTSTRAP_SECRET: bootstrapSecret,
+      TABLEMERE_ROLLER_URL: `http://127.0.0.1:${ports.roller}`,
+      // PyIceberg reads catalogs from PYICEBERG_CATALOG__<NAME>__<KEY>: `load_catalog("garden")` needs nothing else.
+      ...pyicebergCatalogEnv(WAREHOUSE_NAME, {
+        type: 'rest',
+        uri: icebergUrl,
+        warehouse: `s3://${TABLE_BUCKET}`,
+        credential: `${creds.accessKeyId}:${creds.secretAccessKey}`,
+        's3.endpoint': s3Url,
+        's3.access-key-id': creds.accessKeyId,
+        's3.secret-access-key': creds.secretAccessKey,
+        's3.region': REGION,
+      }),
+    };
+    timings.total = Date.now() - started;
+    writeEnvFile(paths.envFile, env, `local stack started ${new Date(started).toISOString()} by pid ${process.pid}; source it to reach the stack`);
+    return { env, timings, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+function pyicebergCatalogEnv(name: string, props: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(props)) {
+    const envKey = key.replaceAll('.', '__').replaceAll('-', '_').toUpperCase();
+    out[`PYICEBERG_CATALOG__${name.toUpperCase()}__${envKey}`] = value;
+  }
+  return out;
+}

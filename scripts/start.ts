@@ -11,12 +11,12 @@ const say = (line: string) => console.log(`[stack] ${line}`);
 
 let stack;
 try {
-  stack = await startStack({ root, portOffset: offset, databaseUrl: process.env.DATABASE_URL, say });
+  stack = await startStack({ root, dir: process.env.TABLEMERE_STACK_DIR, portOffset: offset, databaseUrl: process.env.DATABASE_URL, say });
 } catch (err) {
   console.error(`[stack] ${err instanceof Error ? err.message : String(err)}`);
   process.exit(1);
 }
-const paths = stackPaths(root);
+const paths = stackPaths(root, process.env.TABLEMERE_STACK_DIR);
 const seconds = (ms: number | undefined) => ((ms ?? 0) / 1000).toFixed(1);
 say(`ready in ${seconds(stack.timings.total)} s (postgres ${seconds(stack.timings.postgres)} s, seaweedfs ${seconds(stack.timings.seaweedfs)} s)`);
 console.log(`

@@ -13,6 +13,8 @@ import { reapStale, runningStack, writeState } from './state.ts';
 
 export interface StackOptions {
   root: string;
+  /** Where state, data and logs go (TABLEMERE_STACK_DIR); `<root>/.stack` by default. */
+  dir?: string | undefined;
   /** Added to every port (TABLEMERE_STACK_PORT_OFFSET). */
   portOffset?: number;
   /** DATABASE_URL: use this Postgres instead of starting one. */
@@ -32,8 +34,8 @@ export const INTAKE_BUCKET = 'tablemere-intake';
 export const WAREHOUSE_NAME = 'garden';
 const REGION = 'us-east-1';
 
-export function stackPaths(root: string) {
-  const dir = path.join(root, '.stack');
+export function stackPaths(root: string, stackDir?: string) {
+  const dir = stackDir ? path.resolve(stackDir) : path.join(root, '.stack');
   return {
     dir,
     data: path.join(dir, 'data'),
@@ -50,7 +52,7 @@ export function stackPaths(root: string) {
  */
 export async function startStack(opts: StackOptions): Promise<Stack> {
   const say = opts.say ?? (() => {});
-  const paths = stackPaths(opts.root);
+  const paths = stackPaths(opts.root, opts.dir);
   mkdirSync(paths.dir, { recursive: true });
   await reapStale(paths.stateFile);
   const running = await runningStack(paths.stateFile);

@@ -1,0 +1,99 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { startStack, stackPaths } from '../scripts/stack/index.ts';
+import { isAlive } from '../scripts/stack/process.ts';
+import { readState } from '../scripts/stack/state.ts';
+import { parseEnvFile, repoRoot, stackEnv } from './support/stack.ts';
+
+/** Every variable the README promises in `.stack/env`. */
+const DOCUMENTED = [
+  'TABLEMERE_API_URL',
+  'TABLEMERE_API_KEY',
+  'TABLEMERE_WAREHOUSE',
+  'DATABASE_URL',
+  'AWS_ENDPOINT_URL',
+  'AWS_ACCESS_KEY_ID',
+  'AWS_SECRET_ACCESS_KEY',
+  'AWS_REGION',
+  'ICEBERG_REST_URI',
+  'ICEBERG_WAREHOUSE',
+  'TABLEMERE_INTAKE_BUCKET',
+  'TABLEMERE_BOOTSTRAP_SECRET',
+  'TABLEMERE_ROLLER_URL',
+];
+
+async function waitFor(check: () => boolean, ms: number, what: string) {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+describe('the running local stack', () => {
+  it('writes every documented variable to .stack/env, mode 0600', () => {
+    const env = stackEnv();
+    for (const name of DOCUMENTED) expect(env[name], name).toBeTruthy();
+    expect(statSync(stackPaths(repoRoot).envFile).mode & 0o777).toBe(0o600);
+  });
+
+  it('answers on every endpoint the env file names', async () => {
+    const env = stackEnv();
+    expect((await fetch(`${env.TABLEMERE_API_URL}/healthz`)).status).toBe(200);
+    expect((await fetch(`${env.TABLEMERE_ROLLER_URL}/healthz`)).status).toBe(200);
+    expect((await fetch(`${env.AWS_ENDPOINT_URL}/healthz`)).status).toBe(200);
+    const config = (await (await fetch(`${env.ICEBERG_REST_URI}/v1/config?warehouse=${env.ICEBERG_WAREHOUSE}`)).json()) as {
+      overrides: { prefix: string };
+    };
+    expect(`s3://${config.overrides.prefix}`).toBe(env.ICEBERG_WAREHOUSE);
+  });
+
+  it('lets PyIceberg reach the catalog configured only from the env file', () => {
+    const script = `source ${JSON.stringify(stackPaths(repoRoot).envFile)} && .venv/bin/python -c 'import os; from pyiceberg.catalog import load_catalog; print(load_catalog(os.environ["TABLEMERE_WAREHOUSE"]).list_namespaces())'`;
+    const out = spawnSync('bash', ['-c', script], { cwd: repoRoot, env: { PATH: process.env.PATH ?? '' }, encoding: 'utf8' });
+    expect(out.stderr).toBe('');
+    expect(out.status).toBe(0);
+  });
+
+  it('refuses to start a second stack over the running one', async () => {
+    await expect(startStack({ root: repoRoot })).rejects.toThrow(/already running/);
+  });
+});
+
+describe('npm start', () => {
+  it('stops every process on SIGINT and starts again afterwards', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'tablemere-stack-'));
+    const paths = stackPaths(repoRoot, dir);
+    for (let round = 1; round <= 2; round++) {
+      const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/start.ts'], {
+        cwd: repoRoot,
+        env: { ...process.env, DATABASE_URL: '', TABLEMERE_STACK_DIR: dir, TABLEMERE_STACK_PORT_OFFSET: '3000' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let output = '';
+      child.stdout.on('data', (d) => (output += d));
+      child.stderr.on('data', (d) => (output += d));
+      const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+      await waitFor(() => existsSync(paths.envFile) || child.exitCode !== null, 120_000, `stack start (round ${round})`).catch((e) => {
+        child.kill('SIGKILL');
+        throw new Error(`${e.message}\n${output}`);
+      });
+      expect(child.exitCode, output).toBeNull();
+      expect(output).toContain('tablemere table create');
+      const env = parseEnvFile(readFileSync(paths.envFile, 'utf8'));
+      expect(env.TABLEMERE_API_URL).toBe('http://127.0.0.1:11787');
+      const pids = readState(paths.stateFile)!.pids;
+      expect(pids.length).toBeGreaterThanOrEqual(4);
+      expect(pids.every(isAlive)).toBe(true);
+
+      child.kill('SIGINT');
+      expect(await exited).toBe(0);
+      await waitFor(() => !pids.some(isAlive), 15_000, 'every stack process to end');
+      expect(existsSync(paths.envFile)).toBe(false);
+      expect(existsSync(paths.stateFile)).toBe(false);
+    }
+  }, 300_000);
+});

@@ -1,1 +1,4 @@
+export { IcebergError, isIcebergError, type IcebergErrorKind, type IcebergErrorOptions } from './errors.ts';
 export { parseJson, stringifyJson } from './spec/json.ts';
+export * from './spec/metadata.ts';
+export * from './catalog/rest/index.ts';

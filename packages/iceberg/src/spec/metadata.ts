@@ -1,0 +1,136 @@
+/**
+ * Table metadata as the REST catalog returns it (format v2 field names), parsed with
+ * `parseJson` so every snapshot id is a bigint. Only the fields this library reads are typed;
+ * the rest pass through untouched.
+ */
+
+/** A schema as Iceberg serialises it: `{type: "struct", "schema-id", fields}`. */
+export interface SchemaJson {
+  type: 'struct';
+  'schema-id': number;
+  fields: ReadonlyArray<Record<string, unknown> & { id: number; name: string; required: boolean; type: unknown }>;
+  'identifier-field-ids'?: number[];
+}
+
+export interface SnapshotSummary {
+  operation: string;
+  [key: string]: string;
+}
+
+export interface Snapshot {
+  'snapshot-id': bigint;
+  'parent-snapshot-id'?: bigint | null;
+  'sequence-number'?: number;
+  'timestamp-ms': number;
+  'manifest-list': string;
+  summary: SnapshotSummary;
+  'schema-id'?: number;
+}
+
+export interface SnapshotRef {
+  'snapshot-id': bigint;
+  type: 'branch' | 'tag';
+  [key: string]: unknown;
+}
+
+export interface PartitionField {
+  'source-id': number;
+  'field-id': number;
+  name: string;
+  transform: string;
+}
+
+export interface PartitionSpec {
+  'spec-id': number;
+  fields: PartitionField[];
+}
+
+export interface TableMetadata {
+  'format-version': number;
+  'table-uuid': string;
+  location: string;
+  'last-sequence-number'?: number;
+  'last-updated-ms': number;
+  'last-column-id': number;
+  schemas: SchemaJson[];
+  'current-schema-id': number;
+  'partition-specs': PartitionSpec[];
+  'default-spec-id': number;
+  'last-partition-id'?: number;
+  properties?: Record<string, string>;
+  'current-snapshot-id'?: bigint | null;
+  snapshots?: Snapshot[];
+  refs?: Record<string, SnapshotRef>;
+  [key: string]: unknown;
+}
+
+export const MAIN_BRANCH = 'main';
+
+export function currentSchema(metadata: TableMetadata): SchemaJson {
+  const schema = metadata.schemas.find((s) => s['schema-id'] === metadata['current-schema-id']);
+  if (!schema) throw new TypeError(`table metadata has no schema ${metadata['current-schema-id']}`);
+  return schema;
+}
+
+export function defaultPartitionSpec(metadata: TableMetadata): PartitionSpec {
+  const spec = metadata['partition-specs'].find((s) => s['spec-id'] === metadata['default-spec-id']);
+  if (!spec) throw new TypeError(`table metadata has no partition spec ${metadata['default-spec-id']}`);
+  return spec;
+}
+
+export function snapshotById(metadata: TableMetadata, id: bigint): Snapshot | undefined {
+  return metadata.snapshots?.find((s) => s['snapshot-id'] === id);
+}
+
+/**
+ * The snapshot id a branch points at, or null when the branch has no snapshot. For `main`
+ * older metadata may only carry `current-snapshot-id`, where -1 also means none.
+ */
+export function branchHeadId(metadata: TableMetadata, branch: string = MAIN_BRANCH): bigint | null {
+  const ref = metadata.refs?.[branch];
+  if (ref) return ref['snapshot-id'];
+  if (branch !== MAIN_BRANCH) return null;
+  const current = metadata['current-snapshot-id'];
+  return current === undefined || current === null || current === -1n ? null : current;
+}
+
+export function branchHead(metadata: TableMetadata, branch: string = MAIN_BRANCH): Snapshot | undefined {
+  const id = branchHeadId(metadata, branch);
+  return id === null ? undefined : snapshotById(metadata, id);
+}
+
+/**
+ * The snapshots of a branch, newest first, following parent links. The walk ends at the
+ * first parent that is no longer in the metadata (snapshot expiry removes old ones).
+ */
+export function* branchAncestry(metadata: TableMetadata, branch: string = MAIN_BRANCH): Generator<Snapshot> {
+  let snapshot = branchHead(metadata, branch);
+  const seen = new Set<bigint>();
+  while (snapshot && !seen.has(snapshot['snapshot-id'])) {
+    seen.add(snapshot['snapshot-id']);
+    yield snapshot;
+    const parent = snapshot['parent-snapshot-id'];
+    snapshot = parent === undefined || parent === null ? undefined : snapshotById(metadata, parent);
+  }
+}
+
+/** True when the snapshot is the branch head or one of its reachable ancestors. */
+export function isInAncestry(metadata: TableMetadata, snapshotId: bigint, branch: string = MAIN_BRANCH): boolean {
+  for (const snapshot of branchAncestry(metadata, branch)) {
+    if (snapshot['snapshot-id'] === snapshotId) return true;
+  }
+  return false;
+}
+
+/** The newest snapshot on the branch whose summary has `key` equal to `value`. */
+export function findInAncestry(
+  metadata: TableMetadata,
+  key: string,
+  value: string,
+  branch: string = MAIN_BRANCH,
+): Snapshot | undefined {
+  for (const snapshot of branchAncestry(metadata, branch)) {
+    if (snapshot.summary[key] === value) return snapshot;
+  }
+  return undefined;
+}

@@ -2,3 +2,4 @@ export { IcebergError, isIcebergError, type IcebergErrorKind, type IcebergErrorO
 export { parseJson, stringifyJson } from './spec/json.ts';
 export * from './spec/metadata.ts';
 export * from './catalog/rest/index.ts';
+export * from './io/index.ts';

@@ -1,0 +1,55 @@
+import { Connection } from '@tablemere/contracts';
+import type { Command } from 'commander';
+import { catalogSegment, type CommandContext } from '../context.ts';
+import { credentialNote, duckdbSnippet, pyicebergSnippet, sparkSnippet } from '../connect-snippets.ts';
+import { columns } from '../output.ts';
+
+interface Options {
+  json?: boolean;
+}
+
+export function addConnect(program: Command, context: CommandContext): void {
+  program
+    .command('connect')
+    .description('show how PyIceberg, DuckDB and Spark reach a catalog (no secrets are printed)')
+    .argument('[catalog]', 'the catalog (warehouse) name; the API picks the default when omitted')
+    .option('--json', "print the API's JSON answer")
+    .action(async (catalog: string | undefined, options: Options, command: Command) => {
+      // Checked for its shape only; the query string carries the name itself.
+      if (catalog !== undefined) catalogSegment(catalog);
+      const answer = await context.api(command).get('/v1/connection', Connection, { warehouse: catalog });
+      if (options.json) context.out.json(answer.body);
+      else context.out.lines(describe(answer.value));
+    });
+}
+
+function describe(connection: Connection): string[] {
+  const target = connection.warehouse;
+  const prefix = target.prefix === null ? '' : ` (prefix ${target.prefix})`;
+  return [
+    `catalog ${target.name}`,
+    ...columns(
+      [
+        ['REST URI', target.rest_uri],
+        ['warehouse', `${target.warehouse}${prefix}`],
+        ['catalog auth', target.auth.type],
+        ['S3 endpoint', target.s3.endpoint],
+        ['S3 region', target.s3.region],
+        ['S3 addressing', target.s3.path_style ? 'path-style' : 'virtual-hosted'],
+        ['tablemere API', connection.api_url],
+      ],
+      '  ',
+    ),
+    '',
+    credentialNote(target),
+    '',
+    '# PyIceberg',
+    ...pyicebergSnippet(target),
+    '',
+    '-- DuckDB',
+    ...duckdbSnippet(target),
+    '',
+    '# Spark',
+    ...sparkSnippet(target),
+  ];
+}

@@ -1,0 +1,52 @@
+import type { z } from 'zod';
+
+/**
+ * Every way a command can fail, as a closed set. Each kind has one exit code; the help text
+ * documents them (see `exitCodeHelp`).
+ */
+export type CliErrorKind =
+  /** The API answered 4xx: the request was understood and refused. */
+  | 'refused'
+  /** Bad flags, arguments or column types, or missing configuration; the API was not called. */
+  | 'usage'
+  /** The API could not be reached, timed out, failed (5xx) or answered something unreadable. */
+  | 'unavailable'
+  /** A fault inside the CLI itself. */
+  | 'internal';
+
+export const exitCodes: Readonly<Record<CliErrorKind, number>> = Object.freeze({
+  refused: 1,
+  usage: 2,
+  unavailable: 3,
+  internal: 4,
+});
+
+export class CliError extends Error {
+  override readonly name = 'CliError';
+
+  constructor(
+    readonly kind: CliErrorKind,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export const usageError = (message: string): CliError => new CliError('usage', message);
+
+/** The first problem zod found, as `path: message`, for a one-line report. */
+export function firstIssue(error: z.ZodError): string {
+  const issue = error.issues[0];
+  if (issue === undefined) return 'no details';
+  return issue.path.length > 0 ? `${issue.path.join('.')}: ${issue.message}` : issue.message;
+}
+
+export const exitCodeHelp = `
+Exit codes:
+  0  success
+  1  the API refused the request (4xx); printed as "error: <code>: <message>"
+  2  usage error: bad flags, arguments or column types, or no API URL/key configured
+     (the API is not called)
+  3  the API could not be reached, timed out, failed (5xx) or answered something unreadable
+  4  internal error in tablemere itself
+Every failure prints one line to stderr.`;

@@ -1,0 +1,101 @@
+import { z } from 'zod';
+
+const Url = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
+const Flag = z.enum(['true', 'false', '1', '0']).transform((value) => value === 'true' || value === '1');
+
+/** A 32-byte key in base64: AES-256-GCM seals warehouse secrets with it. */
+const SecretKey = z
+  .string()
+  .refine((value) => Buffer.from(value, 'base64').length === 32 && /^[A-Za-z0-9+/]+={0,2}$/.test(value), {
+    error: 'must be 32 random bytes in base64 (e.g. `openssl rand -base64 32`)',
+  });
+
+const Env = z.object({
+  DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/, error: 'must be a postgres:// URL' }),
+  TABLEMERE_API_PORT: z.coerce.number().int().min(0).max(65535).default(8787),
+  TABLEMERE_API_HOST: z.string().min(1).default('127.0.0.1'),
+  /** How clients reach this API; defaults to the listen address. */
+  TABLEMERE_PUBLIC_URL: Url.optional(),
+  TABLEMERE_SECRET_KEY: SecretKey,
+  TABLEMERE_BOOTSTRAP_SECRET: z.string().min(16, { error: 'must be at least 16 characters' }),
+  /** Unset for AWS itself; set for any other S3-compatible store. */
+  AWS_ENDPOINT_URL: Url.optional(),
+  AWS_REGION: z.string().min(1),
+  /** Unset: the AWS SDK's default credential chain (instance role, profile, ...). */
+  AWS_ACCESS_KEY_ID: z.string().min(1).optional(),
+  AWS_SECRET_ACCESS_KEY: z.string().min(1).optional(),
+  TABLEMERE_INTAKE_BUCKET: z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, { error: 'must be an S3 bucket name' }),
+  AL_SINKS_ENABLED: Flag.default(true),
+});
+
+export interface Config {
+  databaseUrl: string;
+  port: number;
+  host: string;
+  publicUrl: string;
+  secretKey: string;
+  bootstrapSecret: string;
+  store: {
+    endpoint: string | undefined;
+    region: string;
+    /** Static keys from the environment, or undefined for the SDK's default chain. */
+    credentials: { accessKeyId: string; secretAccessKey: string } | undefined;
+    intakeBucket: string;
+  };
+  sinksEnabled: boolean;
+}
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+  }
+}
+
+/**
+ * Reads the API's configuration from `env` once, validating every variable; the result is
+ * frozen. Throws ConfigError naming each missing or invalid variable (never its value).
+ */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Readonly<Config> {
+  // An empty variable means unset, so `FOO=` in a shell file does not fail validation oddly.
+  const present = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value !== ''));
+  const parsed = Env.safeParse(present);
+  if (!parsed.success) {
+    throw new ConfigError(
+      parsed.error.issues.map((issue) => {
+        const name = String(issue.path[0] ?? '(environment)');
+        return present[name] === undefined ? `${name} is not set` : `${name} ${issue.message}`;
+      }),
+    );
+  }
+  const e = parsed.data;
+  if ((e.AWS_ACCESS_KEY_ID === undefined) !== (e.AWS_SECRET_ACCESS_KEY === undefined)) {
+    throw new ConfigError(['AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY must be set together, or neither']);
+  }
+  const config: Config = {
+    databaseUrl: e.DATABASE_URL,
+    port: e.TABLEMERE_API_PORT,
+    host: e.TABLEMERE_API_HOST,
+    publicUrl: (e.TABLEMERE_PUBLIC_URL ?? `http://${e.TABLEMERE_API_HOST}:${e.TABLEMERE_API_PORT}`).replace(/\/+$/, ''),
+    secretKey: e.TABLEMERE_SECRET_KEY,
+    bootstrapSecret: e.TABLEMERE_BOOTSTRAP_SECRET,
+    store: {
+      endpoint: e.AWS_ENDPOINT_URL,
+      region: e.AWS_REGION,
+      credentials:
+        e.AWS_ACCESS_KEY_ID && e.AWS_SECRET_ACCESS_KEY
+          ? { accessKeyId: e.AWS_ACCESS_KEY_ID, secretAccessKey: e.AWS_SECRET_ACCESS_KEY }
+          : undefined,
+      intakeBucket: e.TABLEMERE_INTAKE_BUCKET,
+    },
+    sinksEnabled: e.AL_SINKS_ENABLED,
+  };
+  return deepFreeze(config);
+}
+
+function deepFreeze<T extends object>(value: T): Readonly<T> {
+  for (const child of Object.values(value)) {
+    if (child && typeof child === 'object') deepFreeze(child);
+  }
+  return Object.freeze(value);
+}

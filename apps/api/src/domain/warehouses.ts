@@ -1,0 +1,168 @@
+import { randomUUID } from 'node:crypto';
+import type { CreateWarehouseRequest, Warehouse } from '@tablemere/contracts';
+import { isPgError, PgErrorCode, query, queryOne, type Queryable } from '@tablemere/db';
+import type { CatalogAuth } from '@tablemere/iceberg';
+import { apiError, warehouseNotFound } from '../errors.ts';
+import { recordAudit } from './audit.ts';
+import type { SecretBox } from './secrets.ts';
+
+export interface S3Settings {
+  endpoint: string;
+  region: string;
+  accessKeyId?: string;
+  secretAccessKey?: string;
+}
+
+/** A catalog registration as the domain holds it, secrets in clear: never rendered. */
+export interface WarehouseSettings {
+  name: string;
+  restUri: string;
+  warehouse: string;
+  auth: CatalogAuth;
+  s3: S3Settings;
+}
+
+/** A stored warehouse with its secrets opened: what talking to its catalog and files needs. */
+export interface WarehouseAccess extends WarehouseSettings {
+  id: string;
+  projectId: string;
+}
+
+interface WarehouseRow {
+  id: string;
+  project_id: string;
+  name: string;
+  rest_uri: string;
+  warehouse: string;
+  auth_type: CatalogAuth['type'];
+  auth_sealed: Buffer | null;
+  s3_endpoint: string;
+  s3_region: string;
+  s3_sealed: Buffer | null;
+  created_at: Date;
+}
+
+/** Sealed values are bound to their row and column (see SecretBox). */
+const authContext = (id: string) => `warehouses/${id}/auth`;
+const s3Context = (id: string) => `warehouses/${id}/s3`;
+
+/** The request's snake_case wire form to the domain's settings. */
+export function settingsFromRequest(body: CreateWarehouseRequest): WarehouseSettings {
+  const { auth, s3 } = body;
+  return {
+    name: body.name,
+    restUri: body.rest_uri.replace(/\/+$/, ''),
+    warehouse: body.warehouse,
+    auth:
+      auth.type === 'oauth2'
+        ? { type: 'oauth2', clientId: auth.client_id, clientSecret: auth.client_secret, ...(auth.scope ? { scope: auth.scope } : {}) }
+        : auth.type === 'sigv4'
+          ? {
+              type: 'sigv4',
+              accessKeyId: auth.access_key_id,
+              secretAccessKey: auth.secret_access_key,
+              region: auth.region,
+              ...(auth.service ? { service: auth.service } : {}),
+            }
+          : auth.type === 'bearer'
+            ? { type: 'bearer', token: auth.token }
+            : { type: 'none' },
+    s3: {
+      endpoint: s3.endpoint.replace(/\/+$/, ''),
+      region: s3.region,
+      ...(s3.access_key_id && s3.secret_access_key ? { accessKeyId: s3.access_key_id, secretAccessKey: s3.secret_access_key } : {}),
+    },
+  };
+}
+
+function toWarehouse(row: WarehouseRow): Warehouse {
+  return {
+    id: row.id,
+    name: row.name,
+    rest_uri: row.rest_uri,
+    warehouse: row.warehouse,
+    auth: { type: row.auth_type },
+    s3: { endpoint: row.s3_endpoint, region: row.s3_region },
+    created_at: row.created_at.toISOString(),
+  };
+}
+
+function openRow(row: WarehouseRow, box: SecretBox): WarehouseAccess {
+  const auth: CatalogAuth = row.auth_sealed ? (JSON.parse(box.open(row.auth_sealed, authContext(row.id))) as CatalogAuth) : { type: 'none' };
+  const credentials = row.s3_sealed
+    ? (JSON.parse(box.open(row.s3_sealed, s3Context(row.id))) as Pick<S3Settings, 'accessKeyId' | 'secretAccessKey'>)
+    : {};
+  return {
+    id: row.id,
+    projectId: row.project_id,
+    name: row.name,
+    restUri: row.rest_uri,
+    warehouse: row.warehouse,
+    auth,
+    s3: { endpoint: row.s3_endpoint, region: row.s3_region, ...credentials },
+  };
+}
+
+/** Registers a warehouse; 409 warehouse_exists when the project already has the name. */
+export async function createWarehouse(
+  db: Queryable,
+  box: SecretBox,
+  projectId: string,
+  settings: WarehouseSettings,
+  actorKeyId: string | null,
+): Promise<Warehouse> {
+  const id = randomUUID();
+  // The whole auth object is sealed, type included, so what opens is exactly what was given.
+  const authSealed = settings.auth.type === 'none' ? null : box.seal(JSON.stringify(settings.auth), authContext(id));
+  const { accessKeyId, secretAccessKey } = settings.s3;
+  const s3Sealed = accessKeyId && secretAccessKey ? box.seal(JSON.stringify({ accessKeyId, secretAccessKey }), s3Context(id)) : null;
+  let row: WarehouseRow | undefined;
+  try {
+    row = await queryOne<WarehouseRow>(
+      db,
+      `INSERT INTO warehouses (id, project_id, name, rest_uri, warehouse, auth_type, auth_sealed, s3_endpoint, s3_region, s3_sealed)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING *`,
+      [id, projectId, settings.name, settings.restUri, settings.warehouse, settings.auth.type, authSealed, settings.s3.endpoint, settings.s3.region, s3Sealed],
+    );
+  } catch (error) {
+    if (isPgError(error, PgErrorCode.uniqueViolation, 'warehouses_name_per_project')) {
+      throw apiError('warehouse_exists', { details: { warehouse: settings.name } });
+    }
+    throw error;
+  }
+  await recordAudit(db, {
+    projectId,
+    actorKeyId,
+    event: 'warehouse.create',
+    subject: settings.name,
+    details: { id, rest_uri: settings.restUri, auth_type: settings.auth.type },
+  });
+  return toWarehouse(row!);
+}
+
+export async function listWarehouses(db: Queryable, projectId: string): Promise<Warehouse[]> {
+  const rows = await query<WarehouseRow>(db, 'SELECT * FROM warehouses WHERE project_id = $1 ORDER BY created_at, name', [projectId]);
+  return rows.map(toWarehouse);
+}
+
+/** The project's warehouse by name with its secrets opened; 404 warehouse_not_found otherwise. */
+export async function openWarehouse(db: Queryable, box: SecretBox, projectId: string, name: string): Promise<WarehouseAccess> {
+  const row = await queryOne<WarehouseRow>(db, 'SELECT * FROM warehouses WHERE project_id = $1 AND name = $2', [projectId, name]);
+  if (!row) throw warehouseNotFound(name);
+  return openRow(row, box);
+}
+
+/** The project's first registered warehouse (the default when a route names none). */
+export async function openDefaultWarehouse(db: Queryable, box: SecretBox, projectId: string): Promise<WarehouseAccess> {
+  const row = await queryOne<WarehouseRow>(db, 'SELECT * FROM warehouses WHERE project_id = $1 ORDER BY created_at, name LIMIT 1', [projectId]);
+  if (!row) {
+    throw apiError('warehouse_not_found', { message: 'This project has no warehouse yet; register one with POST /v1/warehouses.' });
+  }
+  return openRow(row, box);
+}
+
+/** The platform's first warehouse, any project: the catalog readiness checks. */
+export async function openFirstWarehouse(db: Queryable, box: SecretBox): Promise<WarehouseAccess | undefined> {
+  const row = await queryOne<WarehouseRow>(db, 'SELECT * FROM warehouses ORDER BY created_at, id LIMIT 1');
+  return row ? openRow(row, box) : undefined;
+}

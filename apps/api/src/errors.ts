@@ -1,0 +1,152 @@
+import type { FastifyError, FastifyInstance } from 'fastify';
+import { IcebergError } from '@tablemere/iceberg';
+import { z } from 'zod';
+
+/**
+ * Every error code the API answers, with its status and a default message that says what
+ * to do. One registry: routes raise codes from it, one handler renders them.
+ */
+export const ERROR_CODES = {
+  invalid_request: { status: 400, message: 'The request does not match what this route accepts; see issues.' },
+  invalid_json: { status: 400, message: 'The body is not valid JSON; send a JSON object.' },
+  unauthorized: { status: 401, message: 'Send a valid API key as "Authorization: Bearer al_key_...".' },
+  forbidden: { status: 403, message: "This API key's level is too low for this route; use a key with required_level or higher." },
+  not_found: { status: 404, message: 'No such route; check the method and the path.' },
+  key_not_found: { status: 404, message: 'No active API key has this id; list keys with GET /v1/keys.' },
+  warehouse_not_found: { status: 404, message: 'No warehouse has this name; list them with GET /v1/warehouses.' },
+  table_not_found: { status: 404, message: 'The table does not exist; tables lists those in its namespace.' },
+  warehouse_exists: { status: 409, message: 'A warehouse with this name exists in the project; pick another name.' },
+  table_exists: { status: 409, message: 'The table already exists; pick another name or use the existing table.' },
+  last_admin_key: { status: 409, message: "This is the project's last active admin key; create another admin key before revoking it." },
+  body_too_large: { status: 413, message: 'The body is larger than this route accepts; send less.' },
+  unsupported_media_type: { status: 415, message: 'Send the body as JSON with "Content-Type: application/json".' },
+  internal_error: { status: 500, message: 'Something failed on our side; retry, and report request_id if it persists.' },
+  catalog_error: { status: 502, message: "The warehouse's Iceberg catalog refused or failed the request; check the warehouse registration." },
+  catalog_unavailable: { status: 503, message: "The warehouse's Iceberg catalog could not be reached; retry after Retry-After seconds." },
+} as const satisfies Record<string, { status: number; message: string }>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+/** Seconds a client should wait before retrying a 503. */
+export const RETRY_AFTER_SECONDS = 5;
+
+export interface ApiErrorOptions {
+  message?: string;
+  /** Extra fields in the error body, e.g. `issues`, `tables`. */
+  details?: Record<string, unknown>;
+  headers?: Record<string, string>;
+  cause?: unknown;
+}
+
+export class ApiError extends Error {
+  override readonly name = 'ApiError';
+  readonly status: number;
+  readonly details: Record<string, unknown>;
+  readonly headers: Record<string, string>;
+
+  constructor(
+    readonly code: ErrorCode,
+    options: ApiErrorOptions = {},
+  ) {
+    super(options.message ?? ERROR_CODES[code].message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.status = ERROR_CODES[code].status;
+    this.details = options.details ?? {};
+    this.headers = options.headers ?? {};
+  }
+}
+
+export function apiError(code: ErrorCode, options: ApiErrorOptions = {}): ApiError {
+  return new ApiError(code, options);
+}
+
+/** A zod failure on part of a request (`body`, `params`, `query`) as a 400 with the issues. */
+export function invalidRequest(error: z.ZodError, part: 'body' | 'params' | 'query' | 'headers'): ApiError {
+  const issues = error.issues.map((issue) => ({
+    path: [part, ...issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p))],
+    code: issue.code,
+    message: issue.message,
+  }));
+  const first = issues[0];
+  const message = first ? `${first.path.join('.')}: ${first.message}` : ERROR_CODES.invalid_request.message;
+  return apiError('invalid_request', { message, details: { issues } });
+}
+
+export function warehouseNotFound(name: string): ApiError {
+  return apiError('warehouse_not_found', {
+    message: `No warehouse named "${name}" in this project; list them with GET /v1/warehouses.`,
+    details: { warehouse: name },
+  });
+}
+
+export function tableNotFound(table: string, tables: string[]): ApiError {
+  return apiError('table_not_found', {
+    message: `Table ${table} does not exist; tables lists the tables in its namespace.`,
+    details: { table, tables },
+  });
+}
+
+/**
+ * A failed catalog call: unreachable or overloaded is 503 with Retry-After (try again), any
+ * other failure is 502 with the catalog's status (fix the registration or the request).
+ */
+export function catalogFailure(error: IcebergError): ApiError {
+  if (error.kind === 'unavailable') {
+    return apiError('catalog_unavailable', {
+      headers: { 'retry-after': String(RETRY_AFTER_SECONDS) },
+      details: { retry_after: RETRY_AFTER_SECONDS },
+      cause: error,
+    });
+  }
+  return apiError('catalog_error', {
+    message: `${ERROR_CODES.catalog_error.message} (${error.message})`,
+    details: { catalog_status: error.status ?? null, catalog_error: error.kind },
+    cause: error,
+  });
+}
+
+/** Fastify's own request errors, each to a clear code. */
+const FASTIFY_CODES: Readonly<Record<string, ErrorCode>> = {
+  FST_ERR_CTP_INVALID_JSON_BODY: 'invalid_json',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'invalid_json',
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'unsupported_media_type',
+  FST_ERR_CTP_BODY_TOO_LARGE: 'body_too_large',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'invalid_request',
+  FST_ERR_BAD_URL: 'invalid_request',
+  FST_ERR_MAX_PARAM_LENGTH: 'invalid_request',
+};
+
+/** Turns anything thrown in a request into an ApiError; the unknown becomes internal_error. */
+export function toApiError(error: unknown): ApiError {
+  if (error instanceof ApiError) return error;
+  if (error instanceof z.ZodError) return invalidRequest(error, 'body');
+  if (error instanceof IcebergError) return catalogFailure(error);
+  const code = (error as Partial<FastifyError> | undefined)?.code;
+  const mapped = code === undefined ? undefined : FASTIFY_CODES[code];
+  if (mapped) return apiError(mapped, { cause: error });
+  return apiError('internal_error', { cause: error });
+}
+
+/** Installs the one error handler and the not-found handler on `app`. */
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error, request, reply) => {
+    const apiErr = toApiError(error);
+    if (apiErr.status >= 500) {
+      request.log.error({ err: error, code: apiErr.code }, 'request failed');
+    } else {
+      request.log.info({ code: apiErr.code, status: apiErr.status }, 'request refused');
+    }
+    void reply
+      .status(apiErr.status)
+      .headers(apiErr.headers)
+      .send({ error: { code: apiErr.code, message: apiErr.message, ...apiErr.details, request_id: request.id } });
+  });
+  app.setNotFoundHandler((request, reply) => {
+    void reply.status(404).send({
+      error: {
+        code: 'not_found',
+        message: `${ERROR_CODES.not_found.message} (${request.method} ${request.url.split('?')[0]})`,
+        request_id: request.id,
+      },
+    });
+  });
+}

@@ -1,0 +1,58 @@
+import { z } from 'zod';
+import { IcebergPrimitiveType, IcebergTypeJson } from './iceberg-types.ts';
+import { ColumnName, IcebergName } from './names.ts';
+
+export const Column = z.strictObject({
+  name: ColumnName,
+  type: IcebergPrimitiveType,
+  required: z.boolean().optional(),
+});
+export type ColumnInput = z.input<typeof Column>;
+
+export const CreateTableRequest = z.strictObject({
+  namespace: IcebergName,
+  name: IcebergName,
+  columns: z
+    .array(Column)
+    .min(1)
+    .max(1000)
+    .superRefine((columns, ctx) => {
+      // Engines such as Spark and DuckDB resolve names case-insensitively: `x` and `X` would clash.
+      const seen = new Set<string>();
+      columns.forEach((column, index) => {
+        const key = column.name.toLowerCase();
+        if (seen.has(key)) ctx.addIssue({ code: 'custom', message: `column "${column.name}" is given twice`, path: [index, 'name'] });
+        seen.add(key);
+      });
+    }),
+});
+export type CreateTableRequest = z.infer<typeof CreateTableRequest>;
+export type CreateTableInput = z.input<typeof CreateTableRequest>;
+
+export const SchemaField = z.object({
+  id: z.number().int(),
+  name: z.string(),
+  type: IcebergTypeJson,
+  required: z.boolean(),
+});
+export type SchemaField = z.infer<typeof SchemaField>;
+
+export const CreatedTable = z.object({
+  warehouse: z.string(),
+  namespace: z.string(),
+  name: z.string(),
+  /** `<namespace>.<name>` */
+  table: z.string(),
+  format_version: z.number().int(),
+  location: z.string(),
+  schema: z.object({ schema_id: z.number().int(), fields: z.array(SchemaField) }),
+});
+export type CreatedTable = z.infer<typeof CreatedTable>;
+
+export const TableRef = z.object({ namespace: z.string(), name: z.string(), table: z.string() });
+export type TableRef = z.infer<typeof TableRef>;
+
+export const TableList = z.object({ tables: z.array(TableRef) });
+export type TableList = z.infer<typeof TableList>;
+
+export const TableListQuery = z.strictObject({ namespace: IcebergName.optional() });

@@ -1,0 +1,71 @@
+import { z } from 'zod';
+import { Timestamp, WarehouseName } from './names.ts';
+
+const Secret = z.string().min(1).max(4096);
+const HttpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
+const Region = z.string().regex(/^[a-z0-9-]{1,32}$/, 'a region such as us-east-1');
+
+/** How the platform authenticates to the catalog; the secrets in it are stored sealed. */
+export const CatalogAuthInput = z.discriminatedUnion('type', [
+  z.strictObject({
+    type: z.literal('oauth2'),
+    client_id: Secret,
+    client_secret: Secret,
+    scope: z.string().min(1).max(256).optional(),
+  }),
+  z.strictObject({
+    type: z.literal('sigv4'),
+    access_key_id: Secret,
+    secret_access_key: Secret,
+    region: Region,
+    service: z.string().regex(/^[a-z0-9-]{1,32}$/).optional(),
+  }),
+  z.strictObject({ type: z.literal('bearer'), token: Secret }),
+  z.strictObject({ type: z.literal('none') }),
+]);
+export type CatalogAuthInput = z.infer<typeof CatalogAuthInput>;
+
+export const CATALOG_AUTH_TYPES = ['oauth2', 'sigv4', 'bearer', 'none'] as const;
+export const CatalogAuthType = z.enum(CATALOG_AUTH_TYPES);
+export type CatalogAuthType = z.infer<typeof CatalogAuthType>;
+
+export const S3Input = z
+  .strictObject({
+    endpoint: HttpUrl,
+    region: Region,
+    access_key_id: Secret.optional(),
+    secret_access_key: Secret.optional(),
+  })
+  .refine((s3) => (s3.access_key_id === undefined) === (s3.secret_access_key === undefined), {
+    message: 'give access_key_id and secret_access_key together, or neither',
+    path: ['secret_access_key'],
+  });
+export type S3Input = z.infer<typeof S3Input>;
+
+export const CreateWarehouseRequest = z.strictObject({
+  name: WarehouseName,
+  rest_uri: HttpUrl,
+  /** What the catalog calls the warehouse, e.g. `s3://warehouse` for SeaweedFS. */
+  warehouse: z.string().min(1).max(1024),
+  auth: CatalogAuthInput,
+  s3: S3Input,
+});
+export type CreateWarehouseRequest = z.infer<typeof CreateWarehouseRequest>;
+
+/** A warehouse as the API shows it: the auth type only, never a secret. */
+export const Warehouse = z.object({
+  id: z.uuid(),
+  name: z.string(),
+  rest_uri: z.string(),
+  warehouse: z.string(),
+  auth: z.object({ type: CatalogAuthType }),
+  s3: z.object({ endpoint: z.string(), region: z.string() }),
+  created_at: Timestamp,
+});
+export type Warehouse = z.infer<typeof Warehouse>;
+
+export const WarehouseList = z.object({ warehouses: z.array(Warehouse) });
+export type WarehouseList = z.infer<typeof WarehouseList>;
+
+/** `{warehouse}` in paths. */
+export const WarehouseParams = z.strictObject({ warehouse: WarehouseName });

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { IcebergPrimitiveType, IcebergTypeJson } from './iceberg-types.ts';
-import { ColumnName, IcebergName } from './names.ts';
+import { ColumnName, IcebergName, WarehouseName } from './names.ts';
 
 export const Column = z.strictObject({
   name: ColumnName,
@@ -56,3 +56,14 @@ export const TableList = z.object({ tables: z.array(TableRef) });
 export type TableList = z.infer<typeof TableList>;
 
 export const TableListQuery = z.strictObject({ namespace: IcebergName.optional() });
+
+/** `<namespace>.<name>`, as in `table` fields and `{table}` path segments. */
+export const QualifiedTableName = z
+  .string()
+  .regex(/^[a-z0-9][a-z0-9_]*\.[a-z0-9][a-z0-9_]*$/, 'write the table as <namespace>.<name>, e.g. garden.events')
+  .transform((text) => {
+    const [namespace = '', name = ''] = text.split('.');
+    return { namespace, name };
+  });
+
+export const TableParams = z.strictObject({ warehouse: WarehouseName, table: QualifiedTableName });

@@ -1,4 +1,11 @@
-import type { CreatedTable, CreateTableRequest, TableRef } from '@tablemere/contracts';
+import {
+  formatIcebergPrimitive,
+  parseIcebergPrimitive,
+  type CreatedTable,
+  type CreateTableRequest,
+  type SchemaField,
+  type TableRef,
+} from '@tablemere/contracts';
 import { currentSchema, isIcebergError, type RestCatalog, type TableMetadata } from '@tablemere/iceberg';
 import { apiError, tableNotFound } from '../errors.ts';
 
@@ -6,6 +13,13 @@ import { apiError, tableNotFound } from '../errors.ts';
 const FORMAT_VERSION = '2';
 
 const qualified = (namespace: string, name: string) => `${namespace}.${name}`;
+
+/** Primitive types in the spec's canonical spelling (catalogs differ: `decimal(10, 2)`); nested types as given. */
+function fieldType(type: unknown): SchemaField['type'] {
+  if (typeof type !== 'string') return type as SchemaField['type'];
+  const parsed = parseIcebergPrimitive(type);
+  return parsed.ok ? formatIcebergPrimitive(parsed.type) : type;
+}
 
 function describeTable(warehouse: string, namespace: string, name: string, metadata: TableMetadata): CreatedTable {
   const schema = currentSchema(metadata);
@@ -21,7 +35,7 @@ function describeTable(warehouse: string, namespace: string, name: string, metad
       fields: schema.fields.map((field) => ({
         id: field.id,
         name: field.name,
-        type: field.type as CreatedTable['schema']['fields'][number]['type'],
+        type: fieldType(field.type),
         required: field.required,
       })),
     },

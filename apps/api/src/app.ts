@@ -1,0 +1,70 @@
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { AppDeps, RouteDeps } from './deps.ts';
+import { CatalogConnections } from './domain/catalogs.ts';
+import { registerErrorHandling } from './errors.ts';
+import { connectionRoutes } from './routes/connection/index.ts';
+import { healthRoutes } from './routes/health/index.ts';
+import { keyRoutes } from './routes/keys/index.ts';
+import { tableRoutes } from './routes/tables/index.ts';
+import { warehouseRoutes } from './routes/warehouses/index.ts';
+
+export type { AppDeps } from './deps.ts';
+
+const ONE_MIB = 1024 * 1024;
+
+/** A caller's X-Request-Id is kept when it is plain enough to be safe in a log line. */
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+
+/**
+ * The API as a Fastify instance, wired to `deps`. It reads no environment and does not
+ * listen: start.ts does that, tests use `inject()`.
+ */
+export function buildApp(deps: AppDeps): FastifyInstance {
+  const bodyLimit = deps.bodyLimit ?? ONE_MIB;
+  const app = Fastify({
+    loggerInstance: deps.logger,
+    requestIdHeader: false,
+    requestIdLogLabel: 'request_id',
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    },
+    bodyLimit,
+    return503OnClosing: true,
+  });
+
+  app.decorateRequest('principal', null);
+  app.addHook('onRequest', async (request, reply) => {
+    void reply.header('x-request-id', request.id);
+  });
+  registerErrorHandling(app);
+
+  // JSON only. An empty body parses as "no body", so a DELETE sent with a JSON content type
+  // is not refused, and a POST without one fails validation with a clear message.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit }, (request, body, done) => {
+    if (body === '') {
+      done(null, undefined);
+      return;
+    }
+    parseJson(request, body as string, done);
+  });
+
+  const routeDeps: RouteDeps = {
+    pool: deps.pool,
+    secrets: deps.secrets,
+    s3: deps.s3,
+    intakeBucket: deps.intakeBucket,
+    publicUrl: deps.publicUrl.replace(/\/+$/, ''),
+    catalogs: deps.catalogs ?? new CatalogConnections(),
+    readinessTimeoutMs: deps.readinessTimeoutMs ?? 2_000,
+  };
+  healthRoutes(app, routeDeps);
+  keyRoutes(app, routeDeps);
+  warehouseRoutes(app, routeDeps);
+  tableRoutes(app, routeDeps);
+  connectionRoutes(app, routeDeps);
+  return app;
+}

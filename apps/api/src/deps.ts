@@ -1,0 +1,28 @@
+import type { S3Client } from '@aws-sdk/client-s3';
+import type { Pool } from '@tablemere/db';
+import type { FastifyBaseLogger } from 'fastify';
+import type { CatalogConnections } from './domain/catalogs.ts';
+import type { SecretBox } from './domain/secrets.ts';
+
+/** Everything the app talks to, built by the caller (start.ts, or a test) and injected. */
+export interface AppDeps {
+  /** A pino logger; build it with `createLogger` so secrets are redacted. */
+  logger: FastifyBaseLogger;
+  pool: Pool;
+  /** Seals and opens warehouse secrets (TABLEMERE_SECRET_KEY). */
+  secrets: SecretBox;
+  /** The platform's own store (intake), with platform credentials. */
+  s3: S3Client;
+  intakeBucket: string;
+  /** How clients reach this API (TABLEMERE_PUBLIC_URL), shown by /v1/connection. */
+  publicUrl: string;
+  /** Catalog clients per warehouse; one is created when not given. */
+  catalogs?: CatalogConnections;
+  /** Deadline of each /readyz check; default 2 s. */
+  readinessTimeoutMs?: number;
+  /** Largest request body accepted on control-plane routes; default 1 MiB. */
+  bodyLimit?: number;
+}
+
+/** What route handlers receive: the deps with defaults filled in. */
+export type RouteDeps = Required<Omit<AppDeps, 'logger' | 'bodyLimit'>>;

@@ -1,0 +1,32 @@
+import { ConnectionQuery, type Connection } from '@tablemere/contracts';
+import type { FastifyInstance } from 'fastify';
+import type { RouteDeps } from '../../deps.ts';
+import { openDefaultWarehouse, openWarehouse } from '../../domain/warehouses.ts';
+import { principalOf } from '../../http/auth.ts';
+import { parse } from '../../http/parse.ts';
+
+/**
+ * GET /v1/connection[?warehouse=NAME]: what an engine needs to reach a warehouse (the
+ * project's first one by default): catalog URI, warehouse, prefix, auth type, S3 endpoint.
+ */
+export function getConnection(app: FastifyInstance, deps: RouteDeps): void {
+  app.get('/v1/connection', async (request): Promise<Connection> => {
+    const query = parse(ConnectionQuery, request.query, 'query');
+    const { projectId } = principalOf(request);
+    const warehouse = query.warehouse
+      ? await openWarehouse(deps.pool, deps.secrets, projectId, query.warehouse)
+      : await openDefaultWarehouse(deps.pool, deps.secrets, projectId);
+    const catalog = await deps.catalogs.get(warehouse);
+    return {
+      api_url: deps.publicUrl,
+      warehouse: {
+        name: warehouse.name,
+        rest_uri: warehouse.restUri,
+        warehouse: warehouse.warehouse,
+        prefix: catalog.prefix ?? null,
+        auth: { type: warehouse.auth.type },
+        s3: { endpoint: warehouse.s3.endpoint, region: warehouse.s3.region, path_style: true },
+      },
+    };
+  });
+}

@@ -1,0 +1,17 @@
+import { CreateKeyRequest, type CreatedKey } from '@tablemere/contracts';
+import type { FastifyInstance } from 'fastify';
+import type { RouteDeps } from '../../deps.ts';
+import { createApiKey } from '../../domain/api-keys.ts';
+import { principalOf } from '../../http/auth.ts';
+import { parse } from '../../http/parse.ts';
+
+/** POST /v1/keys: a new API key, shown once. */
+export function createKey(app: FastifyInstance, deps: RouteDeps): void {
+  app.post('/v1/keys', async (request, reply): Promise<CreatedKey> => {
+    const body = parse(CreateKeyRequest, request.body, 'body');
+    const principal = principalOf(request);
+    const created = await createApiKey(deps.pool, principal.projectId, body, principal.keyId);
+    void reply.status(201).header('cache-control', 'no-store');
+    return created;
+  });
+}

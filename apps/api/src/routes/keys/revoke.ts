@@ -1,0 +1,17 @@
+import { KeyId, type RevokedKey } from '@tablemere/contracts';
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import type { RouteDeps } from '../../deps.ts';
+import { revokeApiKey } from '../../domain/api-keys.ts';
+import { principalOf } from '../../http/auth.ts';
+import { parse } from '../../http/parse.ts';
+
+const Params = z.strictObject({ id: KeyId });
+
+/** DELETE /v1/keys/{id}: revokes a key of the project; it stops working at once. */
+export function revokeKey(app: FastifyInstance, deps: RouteDeps): void {
+  app.delete('/v1/keys/:id', async (request): Promise<RevokedKey> => {
+    const { id } = parse(Params, request.params, 'params');
+    return revokeApiKey(deps.pool, principalOf(request), id);
+  });
+}

@@ -1,0 +1,28 @@
+import { CreateTableRequest, WarehouseParams, type CreatedTable } from '@tablemere/contracts';
+import type { FastifyInstance } from 'fastify';
+import type { RouteDeps } from '../../deps.ts';
+import { recordAudit } from '../../domain/audit.ts';
+import { createTable as createCatalogTable } from '../../domain/tables.ts';
+import { openWarehouse } from '../../domain/warehouses.ts';
+import { principalOf } from '../../http/auth.ts';
+import { parse } from '../../http/parse.ts';
+
+/** POST /v1/warehouses/{warehouse}/tables: creates an unpartitioned v2 table (and its namespace). */
+export function createTable(app: FastifyInstance, deps: RouteDeps): void {
+  app.post('/v1/warehouses/:warehouse/tables', async (request, reply): Promise<CreatedTable> => {
+    const params = parse(WarehouseParams, request.params, 'params');
+    const body = parse(CreateTableRequest, request.body, 'body');
+    const principal = principalOf(request);
+    const warehouse = await openWarehouse(deps.pool, deps.secrets, principal.projectId, params.warehouse);
+    const created = await createCatalogTable(await deps.catalogs.get(warehouse), warehouse.name, body);
+    await recordAudit(deps.pool, {
+      projectId: principal.projectId,
+      actorKeyId: principal.keyId,
+      event: 'table.create',
+      subject: `${warehouse.name}/${created.table}`,
+      details: { columns: body.columns.length },
+    });
+    void reply.status(201);
+    return created;
+  });
+}

@@ -1,0 +1,17 @@
+import { CreateWarehouseRequest, type Warehouse } from '@tablemere/contracts';
+import type { FastifyInstance } from 'fastify';
+import type { RouteDeps } from '../../deps.ts';
+import { createWarehouse as registerWarehouse, settingsFromRequest } from '../../domain/warehouses.ts';
+import { principalOf } from '../../http/auth.ts';
+import { parse } from '../../http/parse.ts';
+
+/** POST /v1/warehouses: registers a catalog; its secrets are sealed and never shown again. */
+export function createWarehouse(app: FastifyInstance, deps: RouteDeps): void {
+  app.post('/v1/warehouses', async (request, reply): Promise<Warehouse> => {
+    const body = parse(CreateWarehouseRequest, request.body, 'body');
+    const principal = principalOf(request);
+    const warehouse = await registerWarehouse(deps.pool, deps.secrets, principal.projectId, settingsFromRequest(body), principal.keyId);
+    void reply.status(201);
+    return warehouse;
+  });
+}

@@ -1,0 +1,76 @@
+import { S3Client } from '@aws-sdk/client-s3';
+import { createPool, databaseHost, migrate } from '@tablemere/db';
+import { buildApp } from './app.ts';
+import { ConfigError, loadConfig } from './config.ts';
+import { SecretBox } from './domain/secrets.ts';
+import { createLogger } from './logger.ts';
+
+/** The API process: config once, migrations, listen, and a clean stop on SIGINT/SIGTERM. */
+async function main(): Promise<void> {
+  const logger = createLogger();
+  let config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      logger.fatal({ problems: error.problems }, error.message);
+      process.exitCode = 1;
+      return;
+    }
+    throw error;
+  }
+
+  const { applied } = await migrate(config.databaseUrl);
+  const pool = createPool(config.databaseUrl, { applicationName: 'tablemere-api' });
+  const s3 = new S3Client({
+    region: config.store.region,
+    forcePathStyle: true,
+    ...(config.store.endpoint ? { endpoint: config.store.endpoint } : {}),
+    ...(config.store.credentials ? { credentials: config.store.credentials } : {}),
+  });
+  const app = buildApp({
+    logger,
+    pool,
+    s3,
+    secrets: SecretBox.fromBase64(config.secretKey),
+    intakeBucket: config.store.intakeBucket,
+    publicUrl: config.publicUrl,
+  });
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'stopping');
+    try {
+      await app.close();
+      await pool.end();
+      s3.destroy();
+    } finally {
+      logger.flush();
+    }
+  };
+  process.once('SIGINT', () => void stop('SIGINT'));
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+
+  // Fastify logs its own "listening" line per address; the one below says more, so it is the only one.
+  const level = app.log.level;
+  app.log.level = 'warn';
+  const address = await app.listen({ host: config.host, port: config.port });
+  app.log.level = level;
+  logger.info(
+    {
+      address,
+      public_url: config.publicUrl,
+      database: databaseHost(config.databaseUrl),
+      migrations_applied: applied.length,
+      store: config.store.endpoint ?? `AWS S3 (${config.store.region})`,
+      intake_bucket: config.store.intakeBucket,
+      store_credentials: config.store.credentials ? 'environment (AWS_ACCESS_KEY_ID)' : 'AWS default credential chain',
+      sinks_enabled: config.sinksEnabled,
+    },
+    `tablemere api listening on ${address}`,
+  );
+}
+
+await main();

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { AppDeps, RouteDeps } from './deps.ts';
 import { CatalogConnections } from './domain/catalogs.ts';
-import { registerErrorHandling } from './errors.ts';
+import { registerErrorHandling, sendError } from './errors.ts';
 import { connectionRoutes } from './routes/connection/index.ts';
 import { healthRoutes } from './routes/health/index.ts';
 import { keyRoutes } from './routes/keys/index.ts';
@@ -32,6 +32,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     },
     bodyLimit,
     return503OnClosing: true,
+    // Errors raised while routing (a malformed percent-escape) bypass the error handler.
+    frameworkErrors: sendError,
   });
 
   app.decorateRequest('principal', null);

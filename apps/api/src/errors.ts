@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { IcebergError } from '@tablemere/iceberg';
 import { z } from 'zod';
 
@@ -126,27 +126,24 @@ export function toApiError(error: unknown): ApiError {
   return apiError('internal_error', { cause: error });
 }
 
+/** Logs and sends one error as `{"error": {code, message, ...details, request_id}}`. */
+export function sendError(error: unknown, request: FastifyRequest, reply: FastifyReply): void {
+  const apiErr = toApiError(error);
+  if (apiErr.status >= 500) {
+    request.log.error({ err: error, code: apiErr.code }, 'request failed');
+  } else {
+    request.log.info({ code: apiErr.code, status: apiErr.status }, 'request refused');
+  }
+  void reply
+    .status(apiErr.status)
+    .headers(apiErr.headers)
+    .send({ error: { code: apiErr.code, message: apiErr.message, ...apiErr.details, request_id: request.id } });
+}
+
 /** Installs the one error handler and the not-found handler on `app`. */
 export function registerErrorHandling(app: FastifyInstance): void {
-  app.setErrorHandler((error, request, reply) => {
-    const apiErr = toApiError(error);
-    if (apiErr.status >= 500) {
-      request.log.error({ err: error, code: apiErr.code }, 'request failed');
-    } else {
-      request.log.info({ code: apiErr.code, status: apiErr.status }, 'request refused');
-    }
-    void reply
-      .status(apiErr.status)
-      .headers(apiErr.headers)
-      .send({ error: { code: apiErr.code, message: apiErr.message, ...apiErr.details, request_id: request.id } });
-  });
+  app.setErrorHandler(sendError);
   app.setNotFoundHandler((request, reply) => {
-    void reply.status(404).send({
-      error: {
-        code: 'not_found',
-        message: `${ERROR_CODES.not_found.message} (${request.method} ${request.url.split('?')[0]})`,
-        request_id: request.id,
-      },
-    });
+    sendError(apiError('not_found', { message: `${ERROR_CODES.not_found.message} (${request.method} ${request.url.split('?')[0]})` }), request, reply);
   });
 }

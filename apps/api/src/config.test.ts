@@ -1,0 +1,75 @@
+import { randomBytes } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from './config.ts';
+
+const valid = {
+  DATABASE_URL: 'postgres://postgres:pw@127.0.0.1:5432/tablemere',
+  TABLEMERE_SECRET_KEY: randomBytes(32).toString('base64'),
+  TABLEMERE_BOOTSTRAP_SECRET: 'a-long-enough-secret',
+  AWS_REGION: 'us-east-1',
+  AWS_ENDPOINT_URL: 'http://127.0.0.1:8333',
+  AWS_ACCESS_KEY_ID: 'admin',
+  AWS_SECRET_ACCESS_KEY: 'adminsecret',
+  TABLEMERE_INTAKE_BUCKET: 'tablemere-intake',
+};
+
+function problems(env: Record<string, string | undefined>): string[] {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems;
+    throw error;
+  }
+  return [];
+}
+
+describe('loadConfig', () => {
+  it('applies defaults and freezes the result', () => {
+    const config = loadConfig(valid);
+    expect(config).toMatchObject({
+      port: 8787,
+      host: '127.0.0.1',
+      publicUrl: 'http://127.0.0.1:8787',
+      sinksEnabled: true,
+      store: { endpoint: 'http://127.0.0.1:8333', intakeBucket: 'tablemere-intake', credentials: { accessKeyId: 'admin' } },
+    });
+    expect(Object.isFrozen(config)).toBe(true);
+    expect(Object.isFrozen(config.store)).toBe(true);
+    expect(loadConfig({ ...valid, AL_SINKS_ENABLED: 'false', TABLEMERE_PUBLIC_URL: 'https://api.example.com/' })).toMatchObject({
+      sinksEnabled: false,
+      publicUrl: 'https://api.example.com',
+    });
+  });
+
+  it('names every missing variable', () => {
+    expect(problems({})).toEqual([
+      'DATABASE_URL is not set',
+      'TABLEMERE_SECRET_KEY is not set',
+      'TABLEMERE_BOOTSTRAP_SECRET is not set',
+      'AWS_REGION is not set',
+      'TABLEMERE_INTAKE_BUCKET is not set',
+    ]);
+  });
+
+  it('says what is wrong with an invalid variable, never echoing its value', () => {
+    const found = problems({
+      ...valid,
+      DATABASE_URL: 'mysql://x',
+      TABLEMERE_SECRET_KEY: 'c2hvcnQ=',
+      TABLEMERE_API_PORT: 'eighty',
+      AL_SINKS_ENABLED: 'maybe',
+    });
+    expect(found).toHaveLength(4);
+    expect(found[0]).toMatch(/^DATABASE_URL must be a postgres:\/\/ URL/);
+    expect(found.find((p) => p.startsWith('TABLEMERE_SECRET_KEY'))).toMatch(/32 random bytes in base64/);
+    expect(found.join('\n')).not.toContain('c2hvcnQ=');
+  });
+
+  it('wants both AWS keys or neither, and treats empty as unset', () => {
+    expect(problems({ ...valid, AWS_SECRET_ACCESS_KEY: undefined })).toEqual([
+      'AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY must be set together, or neither',
+    ]);
+    const { AWS_ACCESS_KEY_ID: _a, AWS_SECRET_ACCESS_KEY: _b, ...noKeys } = valid;
+    expect(loadConfig({ ...noKeys, AWS_ENDPOINT_URL: '' }).store).toMatchObject({ endpoint: undefined, credentials: undefined });
+  });
+});

@@ -1,0 +1,98 @@
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import { createDatabase, dropDatabase } from '@tablemere/db';
+import { afterAll, describe, expect, it } from 'vitest';
+import { repoRoot, stackEnv } from '../../../tests/support/stack.ts';
+import { suffix } from './support/harness.ts';
+
+const cleanups: Array<() => Promise<void>> = [];
+afterAll(async () => {
+  for (const cleanup of cleanups) await cleanup();
+});
+
+/** Runs start.ts as the stack does, until `until` sees the line it waits for. */
+function runApi(env: Record<string, string>) {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'apps/api/src/start.ts')], {
+    cwd: repoRoot,
+    env: { PATH: process.env.PATH!, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const lines: Array<Record<string, any>> = [];
+  let stderr = '';
+  let buffer = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    buffer += chunk.toString();
+    const parts = buffer.split('\n');
+    buffer = parts.pop()!;
+    for (const part of parts) if (part.trim()) lines.push(JSON.parse(part));
+  });
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const until = async (predicate: (line: Record<string, any>) => boolean, timeoutMs = 30_000) => {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      const found = lines.find(predicate);
+      if (found) return found;
+      if (child.exitCode !== null) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    throw new Error(`no such line; stdout: ${JSON.stringify(lines)} stderr: ${stderr}`);
+  };
+  return { child, lines, exited, until, stderr: () => stderr };
+}
+
+describe('start.ts', () => {
+  it('migrates, listens with one start-up line, serves, and stops cleanly on SIGTERM', async () => {
+    const env = stackEnv();
+    const url = new URL(env.DATABASE_URL!);
+    url.pathname = `/api_start_${suffix()}`;
+    const databaseUrl = url.toString();
+    await createDatabase(databaseUrl);
+    cleanups.push(() => dropDatabase(databaseUrl));
+    const secretKey = randomBytes(32).toString('base64');
+    const api = runApi({
+      DATABASE_URL: databaseUrl,
+      TABLEMERE_API_PORT: '0',
+      TABLEMERE_SECRET_KEY: secretKey,
+      TABLEMERE_BOOTSTRAP_SECRET: 'bootstrap-secret-for-test',
+      AWS_ENDPOINT_URL: env.AWS_ENDPOINT_URL!,
+      AWS_REGION: env.AWS_REGION!,
+      AWS_ACCESS_KEY_ID: env.AWS_ACCESS_KEY_ID!,
+      AWS_SECRET_ACCESS_KEY: env.AWS_SECRET_ACCESS_KEY!,
+      TABLEMERE_INTAKE_BUCKET: env.TABLEMERE_INTAKE_BUCKET!,
+    });
+    const started = await api.until((line) => /listening/.test(line.msg));
+    expect(api.lines).toHaveLength(1);
+    expect(started).toMatchObject({
+      database: `${url.hostname}:${url.port}${url.pathname}`,
+      store: env.AWS_ENDPOINT_URL,
+      store_credentials: 'environment (AWS_ACCESS_KEY_ID)',
+      migrations_applied: 4,
+      sinks_enabled: true,
+    });
+    const text = JSON.stringify(api.lines);
+    for (const secret of [env.AWS_SECRET_ACCESS_KEY!, secretKey, 'bootstrap-secret-for-test', 'postgres:postgres']) {
+      expect(text).not.toContain(secret);
+    }
+
+    const health = await fetch(`${started.address}/healthz`);
+    expect(await health.json()).toEqual({ status: 'ok' });
+
+    api.child.kill('SIGTERM');
+    expect(await api.exited).toBe(0);
+    expect(api.lines.some((line) => line.msg === 'stopping' && line.signal === 'SIGTERM')).toBe(true);
+  });
+
+  it('refuses to start with a message per missing variable', async () => {
+    const api = runApi({ TABLEMERE_API_PORT: '0', AWS_REGION: 'us-east-1' });
+    expect(await api.exited).toBe(1);
+    const fatal = await api.until((line) => line.level === 60);
+    expect(fatal.problems).toEqual([
+      'DATABASE_URL is not set',
+      'TABLEMERE_SECRET_KEY is not set',
+      'TABLEMERE_BOOTSTRAP_SECRET is not set',
+      'TABLEMERE_INTAKE_BUCKET is not set',
+    ]);
+  });
+});

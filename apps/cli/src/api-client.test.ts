@@ -2,6 +2,7 @@ import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { closedPort } from '../test/support/ports.ts';
 import { ApiClient } from './api-client.ts';
 import { CliError } from './errors.ts';
 
@@ -48,15 +49,6 @@ async function failure(promise: Promise<unknown>): Promise<CliError> {
   );
   expect(error).toBeInstanceOf(CliError);
   return error as CliError;
-}
-
-/** A port that was free a moment ago and has nobody listening now. */
-async function closedPort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
 }
 
 describe('ApiClient', () => {

@@ -1,0 +1,82 @@
+import { randomBytes } from 'node:crypto';
+import { S3Client } from '@aws-sdk/client-s3';
+import { createDatabase, createPool, dropDatabase, migrate } from '@tablemere/db';
+import { buildApp } from '../../../api/src/app.ts';
+import { bootstrap } from '../../../api/src/bootstrap.ts';
+import { SecretBox } from '../../../api/src/domain/secrets.ts';
+import { createLogger } from '../../../api/src/logger.ts';
+import { stackEnv } from '../../../../tests/support/stack.ts';
+import { closedPort } from './ports.ts';
+
+export interface TestApi {
+  /** Where the API listens, e.g. http://127.0.0.1:40123 */
+  url: string;
+  /** The bootstrap project's admin key. */
+  adminKey: string;
+  /** The bootstrap warehouse's name. */
+  warehouse: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * The real API on a real port for the CLI to call: a fresh database (`cli_test_<random>`,
+ * migrated, one bootstrap project with an admin key and the stack's catalog registered as a
+ * warehouse), the stack's store and catalog.
+ */
+export async function startTestApi(): Promise<TestApi> {
+  const env = stackEnv();
+  const databaseUrl = new URL(env.DATABASE_URL!);
+  databaseUrl.pathname = `/cli_test_${randomBytes(4).toString('hex')}`;
+  await createDatabase(databaseUrl.toString());
+  await migrate(databaseUrl.toString());
+
+  const secretKey = randomBytes(32).toString('base64');
+  const warehouse = 'garden';
+  const pool = createPool(databaseUrl.toString(), { applicationName: 'cli-test' });
+  const boot = await bootstrap(pool, {
+    secretKey,
+    warehouse: {
+      name: warehouse,
+      restUri: env.ICEBERG_REST_URI!,
+      warehouse: env.ICEBERG_WAREHOUSE!,
+      auth: { type: 'oauth2', clientId: env.AWS_ACCESS_KEY_ID!, clientSecret: env.AWS_SECRET_ACCESS_KEY! },
+      s3: {
+        endpoint: env.AWS_ENDPOINT_URL!,
+        region: env.AWS_REGION!,
+        accessKeyId: env.AWS_ACCESS_KEY_ID!,
+        secretAccessKey: env.AWS_SECRET_ACCESS_KEY!,
+      },
+    },
+  });
+
+  const s3 = new S3Client({
+    endpoint: env.AWS_ENDPOINT_URL!,
+    region: env.AWS_REGION!,
+    forcePathStyle: true,
+    credentials: { accessKeyId: env.AWS_ACCESS_KEY_ID!, secretAccessKey: env.AWS_SECRET_ACCESS_KEY! },
+  });
+  // The public URL is shown by /v1/connection, so the port is chosen before the app is built.
+  const port = await closedPort();
+  const url = `http://127.0.0.1:${port}`;
+  const app = buildApp({
+    logger: createLogger({ level: 'warn' }),
+    pool,
+    s3,
+    secrets: SecretBox.fromBase64(secretKey),
+    intakeBucket: env.TABLEMERE_INTAKE_BUCKET!,
+    publicUrl: url,
+  });
+  await app.listen({ host: '127.0.0.1', port });
+
+  return {
+    url,
+    adminKey: boot.adminKey!,
+    warehouse,
+    async stop() {
+      await app.close();
+      await pool.end();
+      s3.destroy();
+      await dropDatabase(databaseUrl.toString());
+    },
+  };
+}

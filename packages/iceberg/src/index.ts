@@ -5,3 +5,8 @@ export * from './catalog/rest/index.ts';
 export * from './io/index.ts';
 export * from './spec/index.ts';
 export { commitSchemaChange, type NewColumn, type SchemaChange } from './transaction/schema-change.ts';
+export * from './writer/index.ts';
+export { appendDataFiles, type AppendOptions, type AppendResult } from './transaction/append.ts';
+export { DEFAULT_RETRY_POLICY, type RetryPolicy } from './transaction/retry.ts';
+export { newSnapshotId } from './transaction/snapshot-id.ts';
+export { dataFileLocation, manifestListLocation, manifestLocation } from './transaction/locations.ts';

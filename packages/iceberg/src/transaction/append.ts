@@ -1,0 +1,244 @@
+import type { RestCatalog } from '../catalog/rest/client.ts';
+import type { LoadTableResult, TableIdent } from '../catalog/rest/types.ts';
+import { IcebergError, isIcebergError } from '../errors.ts';
+import type { FileIO } from '../io/file-io.ts';
+import {
+  branchHead,
+  currentSchema,
+  defaultPartitionSpec,
+  isInAncestry,
+  MAIN_BRANCH,
+  type TableMetadata,
+} from '../spec/metadata.ts';
+import { readManifestList, writeManifest, writeManifestList, type DataFile, type ManifestFile } from '../writer/index.ts';
+import { manifestListLocation, manifestLocation } from './locations.ts';
+import { backoffMs, DEFAULT_RETRY_POLICY, sleep, type RetryPolicy } from './retry.ts';
+import { newSnapshotId } from './snapshot-id.ts';
+import { appendSummary, type ListedTotals } from './summary.ts';
+
+export interface AppendOptions {
+  catalog: RestCatalog;
+  table: TableIdent;
+  io: FileIO;
+  /** Parquet files already written under the table location, with their metrics. */
+  dataFiles: readonly DataFile[];
+  /** The table as last loaded; loaded when omitted. */
+  base?: LoadTableResult;
+  /** Extra snapshot summary properties (strings), e.g. the ids of what this append consumed. */
+  summary?: Record<string, string>;
+  /**
+   * The snapshot id to commit as. Pass one recorded before a previous, interrupted try to
+   * make the append idempotent: if it is already on `main`, nothing is written again.
+   */
+  snapshotId?: bigint;
+  retry?: Partial<RetryPolicy>;
+  /** Called with every (re)loaded base before building on it; throw to stop the append. */
+  validateBase?: (metadata: TableMetadata) => void | Promise<void>;
+  /** Told about each failed attempt that will be retried. */
+  onRetry?: (event: { attempt: number; error: IcebergError; delayMs: number }) => void;
+}
+
+export interface AppendResult {
+  snapshotId: bigint;
+  /** Table metadata with the snapshot on `main`. */
+  metadata: TableMetadata;
+  /** Commit attempts made (0 when the snapshot was already on `main`). */
+  attempts: number;
+  /** True when an earlier attempt with an unknown outcome had in fact landed. */
+  foundInAncestry: boolean;
+  manifestLocation: string | undefined;
+  manifestListLocation: string | undefined;
+}
+
+interface WrittenManifest {
+  location: string;
+  length: bigint;
+  addedFiles: number;
+  addedRows: bigint;
+  filesSize: bigint;
+}
+
+/**
+ * Appends data files to a format v2 table as one snapshot on `main` (a fast append: the new
+ * manifest plus the parent's manifests, copied as they are).
+ *
+ * A lost race (409) reloads, rebuilds the manifest list on the new head and commits the same
+ * manifest again. An unknown outcome (5xx, timeout) reloads and looks for the snapshot id on
+ * `main` before retrying; the id stays the same across attempts so that check is exact.
+ */
+export async function appendDataFiles(options: AppendOptions): Promise<AppendResult> {
+  const { catalog, table, io } = options;
+  if (options.dataFiles.length === 0) throw new IcebergError('bad_request', 'an append needs at least one data file');
+  const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
+  const snapshotId = options.snapshotId ?? newSnapshotId();
+  let metadata = (options.base ?? (await catalog.loadTable(table))).metadata;
+  let manifest: WrittenManifest | undefined;
+  let lastError: IcebergError | undefined;
+
+  for (let attempt = 1; attempt <= policy.attempts; attempt++) {
+    if (isInAncestry(metadata, snapshotId)) {
+      return { snapshotId, metadata, attempts: attempt - 1, foundInAncestry: true, manifestLocation: manifest?.location, manifestListLocation: undefined };
+    }
+    assertWritable(metadata);
+    await options.validateBase?.(metadata);
+    manifest ??= await writeOurManifest(io, metadata, snapshotId, options.dataFiles);
+
+    const parent = branchHead(metadata);
+    const parentManifests = parent ? readManifestList(await io.get(parent['manifest-list'])) : [];
+    const sequenceNumber = (metadata['last-sequence-number'] ?? 0) + 1;
+    const listLocation = manifestListLocation(metadata.location, snapshotId, attempt);
+    const ours: ManifestFile = {
+      manifest_path: manifest.location,
+      manifest_length: manifest.length,
+      partition_spec_id: metadata['default-spec-id'],
+      content: 0,
+      sequence_number: BigInt(sequenceNumber),
+      min_sequence_number: BigInt(sequenceNumber),
+      added_snapshot_id: snapshotId,
+      added_files_count: manifest.addedFiles,
+      existing_files_count: 0,
+      deleted_files_count: 0,
+      added_rows_count: manifest.addedRows,
+      existing_rows_count: 0n,
+      deleted_rows_count: 0n,
+      partitions: [],
+      key_metadata: null,
+    };
+    await io.put(
+      listLocation,
+      writeManifestList({
+        snapshotId,
+        parentSnapshotId: parent?.['snapshot-id'] ?? null,
+        sequenceNumber: BigInt(sequenceNumber),
+        manifests: [ours, ...parentManifests],
+      }),
+    );
+    const summary = appendSummary(
+      parent?.summary,
+      { dataFiles: manifest.addedFiles, records: manifest.addedRows, filesSize: manifest.filesSize },
+      parent ? listedTotals(parentManifests) : undefined,
+      options.summary,
+    );
+
+    try {
+      const committed = await catalog.commitTable(table, {
+        requirements: [
+          { type: 'assert-table-uuid', uuid: metadata['table-uuid'] },
+          { type: 'assert-ref-snapshot-id', ref: MAIN_BRANCH, 'snapshot-id': parent?.['snapshot-id'] ?? null },
+        ],
+        updates: [
+          {
+            action: 'add-snapshot',
+            snapshot: {
+              'snapshot-id': snapshotId,
+              ...(parent ? { 'parent-snapshot-id': parent['snapshot-id'] } : {}),
+              'sequence-number': sequenceNumber,
+              // Never behind the table's own clock, which catalogs check against.
+              'timestamp-ms': Math.max(Date.now(), metadata['last-updated-ms']),
+              'manifest-list': listLocation,
+              summary,
+              'schema-id': metadata['current-schema-id'],
+            },
+          },
+          { action: 'set-snapshot-ref', 'ref-name': MAIN_BRANCH, type: 'branch', 'snapshot-id': snapshotId },
+        ],
+      });
+      return {
+        snapshotId,
+        metadata: committed.metadata,
+        attempts: attempt,
+        foundInAncestry: false,
+        manifestLocation: manifest.location,
+        manifestListLocation: listLocation,
+      };
+    } catch (error) {
+      if (!isIcebergError(error) || (error.kind !== 'commit_conflict' && error.kind !== 'commit_state_unknown')) throw error;
+      lastError = error;
+      // After a definite rejection nothing refers to this list; after an unknown outcome it may.
+      if (error.kind === 'commit_conflict') await bestEffortDelete(io, listLocation);
+    }
+    if (attempt < policy.attempts) {
+      const delayMs = backoffMs(policy, attempt);
+      options.onRetry?.({ attempt, error: lastError, delayMs });
+      await sleep(delayMs);
+    }
+    try {
+      metadata = (await reload(catalog, table, policy)).metadata;
+    } catch (error) {
+      // Without a reload an unknown outcome stays unknown: report that, not the outage.
+      if (lastError.kind === 'commit_state_unknown') throw lastError;
+      throw error;
+    }
+  }
+
+  // The last attempt's outcome may still be unknown: the reload above settles it.
+  if (isInAncestry(metadata, snapshotId)) {
+    return { snapshotId, metadata, attempts: policy.attempts, foundInAncestry: true, manifestLocation: manifest?.location, manifestListLocation: undefined };
+  }
+  throw lastError ?? new IcebergError('commit_conflict', 'append gave up');
+}
+
+/** This library writes format v2, unpartitioned tables. */
+function assertWritable(metadata: TableMetadata): void {
+  const version = metadata['format-version'];
+  if (version !== 2) {
+    throw new IcebergError('unsupported', `table format version ${version} is not supported for appends; only version 2 tables can be written`);
+  }
+  if (defaultPartitionSpec(metadata).fields.length > 0) {
+    throw new IcebergError('unsupported', 'appends to partitioned tables are not supported; the default partition spec must be unpartitioned');
+  }
+}
+
+async function writeOurManifest(io: FileIO, metadata: TableMetadata, snapshotId: bigint, dataFiles: readonly DataFile[]): Promise<WrittenManifest> {
+  const location = manifestLocation(metadata.location);
+  const bytes = writeManifest({
+    schema: currentSchema(metadata),
+    partitionSpec: defaultPartitionSpec(metadata),
+    formatVersion: 2,
+    snapshotId,
+    dataFiles,
+  });
+  await io.put(location, bytes);
+  return {
+    location,
+    length: BigInt(bytes.byteLength),
+    addedFiles: dataFiles.length,
+    addedRows: dataFiles.reduce((sum, f) => sum + BigInt(f.recordCount), 0n),
+    filesSize: dataFiles.reduce((sum, f) => sum + BigInt(f.fileSizeInBytes), 0n),
+  };
+}
+
+/** What the parent's manifest list says the table holds, for totals its summary lacks. */
+function listedTotals(manifests: readonly ManifestFile[]): ListedTotals {
+  const totals = { dataFiles: 0n, records: 0n, deleteFiles: 0n };
+  for (const m of manifests) {
+    const files = BigInt(m.added_files_count) + BigInt(m.existing_files_count);
+    if (m.content === 0) {
+      totals.dataFiles += files;
+      totals.records += BigInt(m.added_rows_count) + BigInt(m.existing_rows_count);
+    } else {
+      totals.deleteFiles += files;
+    }
+  }
+  return totals;
+}
+
+/** Reloads the table, waiting out a short catalog outage within the retry policy. */
+async function reload(catalog: RestCatalog, table: TableIdent, policy: RetryPolicy): Promise<LoadTableResult> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await catalog.loadTable(table);
+    } catch (error) {
+      if (!isIcebergError(error, 'unavailable') || attempt >= policy.attempts) throw error;
+      await sleep(backoffMs(policy, attempt));
+    }
+  }
+}
+
+async function bestEffortDelete(io: FileIO, location: string): Promise<void> {
+  try {
+    await io.delete(location);
+  } catch {
+    // An orphaned file costs storage, not correctness.
+  }
+}

@@ -43,8 +43,6 @@ export async function transaction<T>(pool: Pool, work: (client: PoolClient) => P
 /** Postgres SQLSTATE codes the code base reacts to. */
 export const PgErrorCode = {
   uniqueViolation: '23505',
-  foreignKeyViolation: '23503',
-  invalidCatalogName: '3D000',
   duplicateDatabase: '42P04',
 } as const;
 

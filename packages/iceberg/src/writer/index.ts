@@ -1,5 +1,15 @@
 export { type AvroCodec, type AvroFile, type AvroWriteOptions, avroType, readAvroFile, writeAvroFile } from './avro.ts';
 export type { DataFile, DataFileMetrics } from './data-file.ts';
+export { parseJsonRow } from './json-row.ts';
 export { readManifest, type WriteManifestOptions, writeManifest } from './manifest.ts';
 export { type FieldSummary, type ManifestFile, readManifestList, type WriteManifestListOptions, writeManifestList } from './manifest-list.ts';
 export { MANIFEST_ENTRY_V2_SCHEMA, MANIFEST_FILE_V2_SCHEMA } from './manifest-schemas.ts';
+export { type ParquetCompression, type ParquetWriteOptions, type WrittenParquet, writeParquet } from './parquet.ts';
+export {
+  compileRowConverter,
+  type RejectReason,
+  type RowConverter,
+  type RowConverterOptions,
+  type RowReject,
+} from './row-converter.ts';
+export { TYPE_TABLE, type TypeRule } from './type-table.ts';

@@ -1,0 +1,207 @@
+import { type DataType, Field, List, Map_, RecordBatch, Schema as ArrowSchema, Struct, Table } from 'apache-arrow';
+import { isLosslessNumber } from 'lossless-json';
+import type { Schema } from '../spec/schema.ts';
+import { type IcebergType, containsUnsupported, describeType } from '../spec/types.ts';
+import type { Column, Failure, RejectReason } from './columns.ts';
+import { ListColumn, MapColumn, StructColumn, type StructSlot, UnsupportedColumn, structSlot } from './nested-columns.ts';
+import { ruleFor } from './type-table.ts';
+
+export type { RejectReason } from './columns.ts';
+
+/** Why one row was not taken. The row's other values are not written either. */
+export interface RowReject {
+  reason: RejectReason;
+  /** Dotted path of the offending field (`address.zip`, `tags[3]`, `attrs.color`); "" for the whole row. */
+  field: string;
+  /** What the field takes, in words (type_mismatch). */
+  expected?: string;
+  /** A short rendering of the value that was there (absent when it was missing). */
+  got?: string;
+  message: string;
+}
+
+export interface RowConverterOptions {
+  /**
+   * Top-level columns the writer fills once per batch with `setInjected` (e.g. an ingest
+   * timestamp). Rows must not carry them.
+   */
+  injected?: readonly string[];
+}
+
+export interface RowConverter {
+  /** The Arrow schema of the tables `finish` returns: field ids on every field. */
+  readonly arrowSchema: ArrowSchema;
+  /** Rows taken since the last `finish`. */
+  readonly rowCount: number;
+  /** Converts one parsed JSON row; null when taken, else why not (and nothing of it is kept). */
+  append(row: unknown): RowReject | null;
+  /** Sets the value of an injected column for the rows appended from now on. */
+  setInjected(name: string, value: unknown): void;
+  /** The taken rows as one Arrow table; the converter starts over empty. */
+  finish(): Table;
+}
+
+const FIELD_ID_KEY = 'PARQUET:field_id';
+
+/** A column and its Arrow field; `field` is null when the type cannot be written. */
+interface Built {
+  column: Column;
+  field: Field | null;
+}
+
+/**
+ * Compiles a converter for one schema. Compile once per schema and reuse: the per-row work
+ * is one pass over the row's keys into preallocated Arrow buffers.
+ */
+export function compileRowConverter(schema: Schema, options: RowConverterOptions = {}): RowConverter {
+  const injected = new Set(options.injected ?? []);
+  for (const name of injected) {
+    if (!schema.fields.some((field) => field.name === name)) throw new TypeError(`injected column ${name} is not a top-level field of the schema`);
+  }
+  const slots: StructSlot[] = [];
+  const fields: Field[] = [];
+  for (const field of schema.fields) {
+    const built = build(field.name, field.id, field.type, field.required);
+    slots.push(structSlot(field.name, built.column, field.required, injected.has(field.name)));
+    if (built.field !== null) fields.push(built.field);
+  }
+  const root = new StructColumn(new Struct(fields), slots, false, 'a JSON object');
+  return new Converter(new ArrowSchema(fields), root, slots);
+}
+
+class Converter implements RowConverter {
+  private readonly unset: Set<string>;
+
+  constructor(
+    readonly arrowSchema: ArrowSchema,
+    private readonly root: StructColumn,
+    private readonly slots: readonly StructSlot[],
+  ) {
+    this.unset = new Set(slots.filter((slot) => slot.injected).map((slot) => slot.name));
+  }
+
+  get rowCount(): number {
+    return this.root.length;
+  }
+
+  append(row: unknown): RowReject | null {
+    if (this.unset.size > 0) throw new TypeError(`set the injected columns first: ${[...this.unset].join(', ')}`);
+    if (typeof row !== 'object' || row === null || Array.isArray(row) || isLosslessNumber(row)) {
+      return toReject({ reason: 'not_an_object', path: [], got: row });
+    }
+    const failure = this.root.append(row);
+    return failure === null ? null : toReject(failure);
+  }
+
+  setInjected(name: string, value: unknown): void {
+    const slot = this.slots.find((s) => s.name === name && s.injected);
+    if (slot === undefined) throw new TypeError(`${name} is not an injected column`);
+    const before = slot.column.length;
+    const failure = slot.column.append(value);
+    if (failure !== null) throw new TypeError(`invalid value for injected column ${name}: ${toReject({ ...failure, path: [name, ...failure.path] }).message}`);
+    slot.column.truncate(before);
+    slot.injectedValue = value;
+    this.unset.delete(name);
+  }
+
+  finish(): Table {
+    return new Table([new RecordBatch(this.arrowSchema, this.root.finish() as never)]);
+  }
+}
+
+function fieldMetadata(id: number): Map<string, string> {
+  return new Map([[FIELD_ID_KEY, String(id)]]);
+}
+
+function build(name: string, id: number, type: IcebergType, required: boolean): Built {
+  if (type.kind !== 'struct' && containsUnsupported(type)) {
+    return { column: new UnsupportedColumn(required, describeType(type)), field: null };
+  }
+  const nullable = !required;
+  const arrowField = (arrowType: DataType) => new Field(name, arrowType, nullable, fieldMetadata(id));
+  switch (type.kind) {
+    case 'struct': {
+      const slots: StructSlot[] = [];
+      const children: Field[] = [];
+      for (const child of type.fields) {
+        const built = build(child.name, child.id, child.type, child.required);
+        slots.push(structSlot(child.name, built.column, child.required));
+        if (built.field !== null) children.push(built.field);
+      }
+      // Parquet has no empty groups: a struct with nothing writable is unsupported as a whole.
+      if (children.length === 0) return { column: new UnsupportedColumn(required, describeType(type)), field: null };
+      const struct = new Struct(children);
+      return { column: new StructColumn(struct, slots, nullable, 'struct: a JSON object'), field: arrowField(struct) };
+    }
+    case 'list': {
+      const element = build('element', type.elementId, type.element, type.elementRequired);
+      const list = new List(element.field as Field);
+      return { column: new ListColumn(list, element.column, nullable, `${describeType(type)}: a JSON array`), field: arrowField(list) };
+    }
+    case 'map': {
+      const key = build('key', type.keyId, type.key, true);
+      const value = build('value', type.valueId, type.value, type.valueRequired);
+      const entries = new Struct([key.field as Field, value.field as Field]);
+      const map = new Map_(new Field('key_value', entries, false));
+      const stringKeys = type.key.kind === 'string';
+      const expected = `${describeType(type)}: ${stringKeys ? 'a JSON object or ' : ''}an array of {"key": ..., "value": ...} objects`;
+      return { column: new MapColumn(map, entries, key.column, value.column, stringKeys, nullable, expected), field: arrowField(map) };
+    }
+    case 'unsupported':
+      return { column: new UnsupportedColumn(required, type.name), field: null };
+    default: {
+      const rule = ruleFor(type);
+      const arrowType = rule.arrow(type);
+      return { column: rule.column(type, { type: arrowType, expected: rule.expected(type), nullable }), field: arrowField(arrowType) };
+    }
+  }
+}
+
+/** `address.zip`, `tags[3]`, `attrs.color`. */
+function formatPath(path: ReadonlyArray<string | number>): string {
+  let text = '';
+  for (const segment of path) {
+    if (typeof segment === 'number') text += `[${segment}]`;
+    else text += text === '' ? segment : `.${segment}`;
+  }
+  return text;
+}
+
+const GOT_LIMIT = 64;
+
+function describeValue(value: unknown): string {
+  if (value === null) return 'null';
+  if (typeof value === 'string') return JSON.stringify(value.length > GOT_LIMIT ? `${value.slice(0, GOT_LIMIT)}…` : value);
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value);
+  if (isLosslessNumber(value)) return value.value;
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'object' ? 'an object' : typeof value;
+}
+
+function toReject(failure: Failure): RowReject {
+  const field = formatPath(failure.path);
+  const got = failure.got === undefined ? undefined : describeValue(failure.got);
+  const reject: RowReject = { reason: failure.reason, field, message: '' };
+  switch (failure.reason) {
+    case 'missing_required':
+      reject.message = `${field} is required but ${got === undefined ? 'missing' : 'null'}`;
+      break;
+    case 'unknown_field':
+      reject.message = failure.injected
+        ? `${field} is set by the writer, not by rows; remove it from the row`
+        : `${field} is not a field of the table schema`;
+      break;
+    case 'type_mismatch':
+      reject.expected = failure.expected;
+      reject.message = `${field}: expected ${failure.expected}, got ${got}`;
+      break;
+    case 'unsupported_type':
+      reject.message = `${field} has type ${failure.expected}, which this writer cannot write; send null or leave it out`;
+      break;
+    case 'not_an_object':
+      reject.message = `a row must be a JSON object, got ${got}`;
+      break;
+  }
+  if (got !== undefined) reject.got = got;
+  return reject;
+}

@@ -1,0 +1,228 @@
+import type { Data } from 'apache-arrow';
+
+/**
+ * Column statistics for manifest metrics, computed from the finished Arrow data (never from
+ * rejected rows). Bounds use Iceberg's single-value binary serialisation (spec Appendix D).
+ */
+export interface ColumnStats {
+  lower?: Uint8Array;
+  upper?: Uint8Array;
+  nanCount?: number;
+}
+
+export type StatsFunction = (chunks: readonly Data[]) => ColumnStats;
+
+/** Strings are truncated to this many code points in bounds (Iceberg's default `truncate(16)`). */
+const STRING_BOUND_LENGTH = 16;
+
+function isValid(data: Data, i: number): boolean {
+  const bitmap = data.nullBitmap;
+  if (bitmap === undefined || bitmap === null || bitmap.length === 0) return true;
+  const at = data.offset + i;
+  return (((bitmap[at >> 3] as number) >> (at & 7)) & 1) === 1;
+}
+
+function littleEndian(size: 4 | 8, write: (view: DataView) => void): Uint8Array {
+  const bytes = new Uint8Array(size);
+  write(new DataView(bytes.buffer));
+  return bytes;
+}
+
+/** int and date: 4-byte little-endian. */
+export const int32Stats: StatsFunction = (chunks) => {
+  let min = Infinity;
+  let max = -Infinity;
+  for (const data of chunks) {
+    const values = data.values as Int32Array;
+    for (let i = 0; i < data.length; i++) {
+      if (!isValid(data, i)) continue;
+      const v = values[data.offset + i] as number;
+      if (v < min) min = v;
+      if (v > max) max = v;
+    }
+  }
+  if (min > max) return {};
+  return {
+    lower: littleEndian(4, (view) => view.setInt32(0, min, true)),
+    upper: littleEndian(4, (view) => view.setInt32(0, max, true)),
+  };
+};
+
+/** long, time, timestamp, timestamptz: 8-byte little-endian. */
+export const int64Stats: StatsFunction = (chunks) => {
+  let min: bigint | undefined;
+  let max: bigint | undefined;
+  for (const data of chunks) {
+    const values = data.values as BigInt64Array;
+    for (let i = 0; i < data.length; i++) {
+      if (!isValid(data, i)) continue;
+      const v = values[data.offset + i] as bigint;
+      if (min === undefined || v < min) min = v;
+      if (max === undefined || v > max) max = v;
+    }
+  }
+  if (min === undefined || max === undefined) return {};
+  const [lo, hi] = [min, max];
+  return {
+    lower: littleEndian(8, (view) => view.setBigInt64(0, lo, true)),
+    upper: littleEndian(8, (view) => view.setBigInt64(0, hi, true)),
+  };
+};
+
+/** float and double: little-endian IEEE 754; NaN never a bound, counted instead; ±0 widened. */
+function floatStats(size: 4 | 8): StatsFunction {
+  return (chunks) => {
+    let min = Infinity;
+    let max = -Infinity;
+    let nanCount = 0;
+    let any = false;
+    for (const data of chunks) {
+      const values = data.values as Float32Array | Float64Array;
+      for (let i = 0; i < data.length; i++) {
+        if (!isValid(data, i)) continue;
+        const v = values[data.offset + i] as number;
+        if (v !== v) {
+          nanCount++;
+          continue;
+        }
+        any = true;
+        if (v < min) min = v;
+        if (v > max) max = v;
+      }
+    }
+    if (!any) return { nanCount };
+    // -0 and +0 compare equal here; a lower bound of -0 and an upper of +0 hold either way.
+    const lower = min === 0 ? -0 : min;
+    const upper = max === 0 ? 0 : max;
+    const write = (value: number) =>
+      littleEndian(size, (view) => (size === 4 ? view.setFloat32(0, value, true) : view.setFloat64(0, value, true)));
+    return { lower: write(lower), upper: write(upper), nanCount };
+  };
+}
+
+export const float32Stats = floatStats(4);
+export const float64Stats = floatStats(8);
+
+/** boolean: one byte, 0 or 1. */
+export const boolStats: StatsFunction = (chunks) => {
+  let sawFalse = false;
+  let sawTrue = false;
+  for (const data of chunks) {
+    const bits = data.values as Uint8Array;
+    for (let i = 0; i < data.length; i++) {
+      if (!isValid(data, i)) continue;
+      const at = data.offset + i;
+      if ((((bits[at >> 3] as number) >> (at & 7)) & 1) === 1) sawTrue = true;
+      else sawFalse = true;
+    }
+  }
+  if (!sawFalse && !sawTrue) return {};
+  return { lower: Uint8Array.of(sawFalse ? 0 : 1), upper: Uint8Array.of(sawTrue ? 1 : 0) };
+}
+
+/** Compares two signed 128-bit values stored as four little-endian 32-bit words. */
+function compare128(a: Uint32Array, i: number, b: Uint32Array, j: number): number {
+  const hiA = (a[i + 3] as number) | 0;
+  const hiB = (b[j + 3] as number) | 0;
+  if (hiA !== hiB) return hiA < hiB ? -1 : 1;
+  for (let w = 2; w >= 0; w--) {
+    const x = a[i + w] as number;
+    const y = b[j + w] as number;
+    if (x !== y) return x < y ? -1 : 1;
+  }
+  return 0;
+}
+
+function read128(words: Uint32Array, at: number): bigint {
+  let u = 0n;
+  for (let w = 3; w >= 0; w--) u = (u << 32n) | BigInt(words[at + w] as number);
+  return BigInt.asIntN(128, u);
+}
+
+/** decimal: the unscaled value, big-endian two's complement in as few bytes as it needs. */
+export const decimalStats: StatsFunction = (chunks) => {
+  let min: { words: Uint32Array; at: number } | undefined;
+  let max: { words: Uint32Array; at: number } | undefined;
+  for (const data of chunks) {
+    const words = data.values as Uint32Array;
+    for (let i = 0; i < data.length; i++) {
+      if (!isValid(data, i)) continue;
+      const at = 4 * (data.offset + i);
+      if (min === undefined || compare128(words, at, min.words, min.at) < 0) min = { words, at };
+      if (max === undefined || compare128(words, at, max.words, max.at) > 0) max = { words, at };
+    }
+  }
+  if (min === undefined || max === undefined) return {};
+  return { lower: minimalTwosComplement(read128(min.words, min.at)), upper: minimalTwosComplement(read128(max.words, max.at)) };
+};
+
+export function minimalTwosComplement(value: bigint): Uint8Array {
+  let length = 1;
+  while (BigInt.asIntN(8 * length, value) !== value) length++;
+  const bytes = new Uint8Array(length);
+  let rest = BigInt.asUintN(8 * length, value);
+  for (let i = length - 1; i >= 0; i--) {
+    bytes[i] = Number(rest & 0xffn);
+    rest >>= 8n;
+  }
+  return bytes;
+}
+
+/** Smallest and largest of variable- or fixed-width byte values, compared as unsigned bytes. */
+function byteExtremes(chunks: readonly Data[], width: number | undefined): { min: Buffer; max: Buffer } | undefined {
+  let min: Buffer | undefined;
+  let max: Buffer | undefined;
+  for (const data of chunks) {
+    const bytes = data.values as Uint8Array;
+    const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    const offsets = data.valueOffsets as Int32Array | undefined;
+    for (let i = 0; i < data.length; i++) {
+      if (!isValid(data, i)) continue;
+      const at = data.offset + i;
+      const value =
+        width === undefined
+          ? buffer.subarray(offsets?.[at] as number, offsets?.[at + 1] as number)
+          : buffer.subarray(at * width, (at + 1) * width);
+      if (min === undefined || Buffer.compare(value, min) < 0) min = value;
+      if (max === undefined || Buffer.compare(value, max) > 0) max = value;
+    }
+  }
+  return min === undefined || max === undefined ? undefined : { min, max };
+}
+
+/** uuid: 16 bytes, big-endian, compared unsigned. */
+export const uuidStats: StatsFunction = (chunks) => {
+  const extremes = byteExtremes(chunks, 16);
+  return extremes === undefined ? {} : { lower: Uint8Array.from(extremes.min), upper: Uint8Array.from(extremes.max) };
+};
+
+/**
+ * string: UTF-8, compared bytewise (which orders by code point). Bounds are cut to 16 code
+ * points: the lower bound is a prefix; the upper bound's last code point is incremented so it
+ * still exceeds every value (none when that is impossible).
+ */
+export const stringStats: StatsFunction = (chunks) => {
+  const extremes = byteExtremes(chunks, undefined);
+  if (extremes === undefined) return {};
+  const lower = Array.from(extremes.min.toString('utf8')).slice(0, STRING_BOUND_LENGTH).join('');
+  const upper = truncatedUpperBound(extremes.max.toString('utf8'));
+  return upper === undefined ? { lower: utf8(lower) } : { lower: utf8(lower), upper: utf8(upper) };
+};
+
+function utf8(text: string): Uint8Array {
+  return Uint8Array.from(Buffer.from(text, 'utf8'));
+}
+
+export function truncatedUpperBound(value: string): string | undefined {
+  const codePoints = Array.from(value, (c) => c.codePointAt(0) as number);
+  if (codePoints.length <= STRING_BOUND_LENGTH) return value;
+  const kept = codePoints.slice(0, STRING_BOUND_LENGTH);
+  for (let i = kept.length - 1; i >= 0; i--) {
+    let next = (kept[i] as number) + 1;
+    if (next === 0xd800) next = 0xe000;
+    if (next <= 0x10ffff) {
+      return String.fromCodePoint(...kept.slice(0, i), next);
+    }
+  }
+  return undefined;
+}

@@ -1,0 +1,180 @@
+/// <reference lib="es2024.string" />
+import {
+  Binary,
+  Bool,
+  type DataType,
+  DateDay,
+  Decimal,
+  FixedSizeBinary,
+  Float32,
+  Float64,
+  Int32,
+  Int64,
+  Time,
+  TimeUnit,
+  Timestamp,
+  Utf8,
+} from 'apache-arrow';
+import type { PrimitiveType } from '../spec/types.ts';
+import {
+  BoolColumn,
+  type Column,
+  DecimalColumn,
+  FixedBytesColumn,
+  FloatColumn,
+  Int32Column,
+  Int64Column,
+  type LeafSpec,
+  type VarBytesEncoding,
+  VarBytesColumn,
+} from './columns.ts';
+import {
+  boolStats,
+  decimalStats,
+  float32Stats,
+  float64Stats,
+  int32Stats,
+  int64Stats,
+  type StatsFunction,
+  stringStats,
+  uuidStats,
+} from './stats.ts';
+import {
+  base64Length,
+  parseDate,
+  parseTime,
+  parseTimestamp,
+  toDecimal,
+  toFloat32,
+  toFloat64,
+  toInt32,
+  toInt64,
+  writeUuid,
+} from './values.ts';
+
+/**
+ * The one table of what each Iceberg primitive type means to this writer: which JSON values
+ * it accepts (and how to say so in a reject), its Arrow type (one engines read: Utf8 not
+ * LargeUtf8, microsecond timestamps, Decimal128, FixedSizeBinary(16) for uuid), the column
+ * that builds it, and how its metrics bounds are computed.
+ */
+export interface TypeRule<T extends PrimitiveType> {
+  expected(type: T): string;
+  arrow(type: T): DataType;
+  column(type: T, spec: LeafSpec): Column;
+  /** Absent when the type has no bounds this writer computes (binary, fixed). */
+  stats?: StatsFunction;
+}
+
+type Rules = { readonly [K in PrimitiveType['kind']]: TypeRule<Extract<PrimitiveType, { kind: K }>> };
+
+const UTF8: VarBytesEncoding = {
+  // A lone surrogate has no UTF-8 form: reject rather than write U+FFFD.
+  maxLength: (value) => (typeof value === 'string' && value.isWellFormed() ? value.length * 3 : -1),
+  write: (value, target, offset) => target.write(value as string, offset, 'utf8'),
+};
+
+const BASE64: VarBytesEncoding = {
+  maxLength: base64Length,
+  write: (value, target, offset) => target.write(value as string, offset, 'base64'),
+};
+
+function fixedBase64(length: number) {
+  return (value: unknown, target: Uint8Array, offset: number): boolean => {
+    if (base64Length(value) !== length) return false;
+    Buffer.from(target.buffer, target.byteOffset, target.byteLength).write(value as string, offset, 'base64');
+    return true;
+  };
+}
+
+const TIMESTAMP_FORMAT = 'YYYY-MM-DDTHH:MM:SS[.ffffff]';
+
+export const TYPE_TABLE: Rules = {
+  boolean: {
+    expected: () => 'boolean: true or false',
+    arrow: () => new Bool(),
+    column: (_, spec) => new BoolColumn(spec),
+    stats: boolStats,
+  },
+  int: {
+    expected: () => 'int: a JSON integer from -2147483648 to 2147483647',
+    arrow: () => new Int32(),
+    column: (_, spec) => new Int32Column(spec, toInt32),
+    stats: int32Stats,
+  },
+  long: {
+    expected: () => 'long: a JSON integer from -9223372036854775808 to 9223372036854775807',
+    arrow: () => new Int64(),
+    column: (_, spec) => new Int64Column(spec, toInt64),
+    stats: int64Stats,
+  },
+  float: {
+    expected: () => 'float: a JSON number within the float range, or "NaN", "Infinity", "-Infinity"',
+    arrow: () => new Float32(),
+    column: (_, spec) => new FloatColumn(spec, 32, toFloat32),
+    stats: float32Stats,
+  },
+  double: {
+    expected: () => 'double: a JSON number, or "NaN", "Infinity", "-Infinity"',
+    arrow: () => new Float64(),
+    column: (_, spec) => new FloatColumn(spec, 64, toFloat64),
+    stats: float64Stats,
+  },
+  decimal: {
+    expected: (t) =>
+      `decimal(${t.precision}, ${t.scale}): a JSON number or decimal string with at most ${t.scale} fraction digits and ${t.precision} digits in all`,
+    arrow: (t) => new Decimal(t.scale, t.precision, 128),
+    column: (t, spec) => new DecimalColumn(spec, (value) => toDecimal(value, t.precision, t.scale)),
+    stats: decimalStats,
+  },
+  date: {
+    expected: () => 'date: a "YYYY-MM-DD" string',
+    arrow: () => new DateDay(),
+    column: (_, spec) => new Int32Column(spec, parseDate),
+    stats: int32Stats,
+  },
+  time: {
+    expected: () => 'time: a "HH:MM:SS[.ffffff]" string',
+    arrow: () => new Time(TimeUnit.MICROSECOND, 64),
+    column: (_, spec) => new Int64Column(spec, parseTime),
+    stats: int64Stats,
+  },
+  timestamp: {
+    expected: () => `timestamp: a "${TIMESTAMP_FORMAT}" string without offset (or with Z / +00:00)`,
+    arrow: () => new Timestamp(TimeUnit.MICROSECOND),
+    column: (_, spec) => new Int64Column(spec, (value) => parseTimestamp(value, 'utc_or_none')),
+    stats: int64Stats,
+  },
+  timestamptz: {
+    expected: () => `timestamptz: an RFC 3339 "${TIMESTAMP_FORMAT}" string with Z or a ±HH:MM offset`,
+    arrow: () => new Timestamp(TimeUnit.MICROSECOND, 'UTC'),
+    column: (_, spec) => new Int64Column(spec, (value) => parseTimestamp(value, 'offset_required')),
+    stats: int64Stats,
+  },
+  string: {
+    expected: () => 'string: a JSON string',
+    arrow: () => new Utf8(),
+    column: (_, spec) => new VarBytesColumn(spec, UTF8),
+    stats: stringStats,
+  },
+  uuid: {
+    expected: () => 'uuid: a "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" hex string',
+    arrow: () => new FixedSizeBinary(16),
+    column: (_, spec) => new FixedBytesColumn(spec, 16, writeUuid),
+    stats: uuidStats,
+  },
+  fixed: {
+    expected: (t) => `fixed[${t.length}]: a base64 string of exactly ${t.length} bytes`,
+    arrow: (t) => new FixedSizeBinary(t.length),
+    column: (t, spec) => new FixedBytesColumn(spec, t.length, fixedBase64(t.length)),
+  },
+  binary: {
+    expected: () => 'binary: a base64 string',
+    arrow: () => new Binary(),
+    column: (_, spec) => new VarBytesColumn(spec, BASE64),
+  },
+};
+
+export function ruleFor<T extends PrimitiveType>(type: T): TypeRule<T> {
+  return TYPE_TABLE[type.kind] as unknown as TypeRule<T>;
+}

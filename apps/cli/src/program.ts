@@ -34,7 +34,8 @@ export async function run({ argv, env, cwd, io }: RunOptions): Promise<number> {
     return 0;
   } catch (error) {
     if (error instanceof CommanderError) {
-      if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version') return 0;
+      // Help that was asked for (`--help`, `help table`) ends with exit code 0.
+      if (error.exitCode === 0) return 0;
       return out.failure(commanderUsage(error, program));
     }
     return out.failure(error);
@@ -51,7 +52,7 @@ function buildProgram(context: CommandContext, io: Io): Program {
   const root = new Command('tablemere')
     .description('Create Iceberg tables and connect engines to them through the tablemere API.')
     .option('--api-url <url>', 'tablemere API URL (default: $TABLEMERE_API_URL, then .stack/env)')
-    .option('--api-key <key>', 'API key (default: $TABLEMERE_API_KEY, then .stack/env)')
+    .option('--api-key <key>', 'API key (default: $TABLEMERE_API_KEY, then .stack/env; prefer those, flags show in process lists)')
     .addHelpText('after', exitCodeHelp)
     // Commander's own errors come back as exceptions and are printed by `run`, on one line.
     .exitOverride()

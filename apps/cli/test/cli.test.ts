@@ -9,6 +9,7 @@ import { Connection, CreatedTable, TableList } from '@tablemere/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { repoRoot, stackEnv } from '../../../tests/support/stack.ts';
 import { startTestApi, type TestApi } from './support/api.ts';
+import { dropNamespace } from './support/catalog.ts';
 import { closedPort } from './support/ports.ts';
 import { cliBin, type CliRun, outsideDir, runCli } from './support/run-cli.ts';
 
@@ -24,6 +25,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await api?.stop();
+  await dropNamespace(namespace);
 });
 
 /** The environment a user of the test project has. */
@@ -245,5 +247,9 @@ describe('configuration and installation', () => {
     const absolute = await runCli(['table', 'create', '--help'], { command: [cliBin] });
     expect(absolute.code).toBe(0);
     expect(absolute.stdout).toContain('decimal(P,S)');
+
+    const helpCommand = await runCli(['help', 'table'], { command: [cliBin] });
+    expect([helpCommand.code, helpCommand.stderr]).toEqual([0, '']);
+    expect(helpCommand.stdout).toContain('Usage: tablemere table');
   });
 });

@@ -10,3 +10,4 @@ export { appendDataFiles, type AppendOptions, type AppendResult } from './transa
 export { DEFAULT_RETRY_POLICY, type RetryPolicy } from './transaction/retry.ts';
 export { newSnapshotId } from './transaction/snapshot-id.ts';
 export { dataFileLocation, manifestListLocation, manifestLocation } from './transaction/locations.ts';
+export { writeDataFile, type WriteDataFileOptions } from './transaction/write-data-file.ts';

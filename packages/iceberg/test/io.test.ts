@@ -1,12 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { IcebergError, RestCatalog, S3FileIO, s3FileIOForTable, type LoadTableResult, type S3FileIOOptions } from '../src/index.ts';
-import { catalogOptions, stack, uniqueName } from './support.ts';
-
-function storeOptions(): S3FileIOOptions {
-  const s = stack();
-  return { endpoint: s.s3Endpoint, region: s.region, credentials: { accessKeyId: s.accessKeyId, secretAccessKey: s.secretAccessKey } };
-}
+import { IcebergError, RestCatalog, S3FileIO, s3FileIOForTable, type LoadTableResult } from '../src/index.ts';
+import { catalogOptions, stack, storeOptions, uniqueName } from './support.ts';
 
 async function failure(promise: Promise<unknown>): Promise<IcebergError> {
   const error = await promise.then(

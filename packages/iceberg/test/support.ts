@@ -1,6 +1,18 @@
 import { randomBytes } from 'node:crypto';
 import { stackEnv } from '../../../tests/support/stack.ts';
-import type { CatalogAuth, RestCatalogOptions } from '../src/index.ts';
+import {
+  compileRowConverter,
+  currentSchema,
+  parseJsonRow,
+  schemaFromJson,
+  writeDataFile,
+  type CatalogAuth,
+  type DataFile,
+  type FileIO,
+  type RestCatalogOptions,
+  type S3FileIOOptions,
+  type TableMetadata,
+} from '../src/index.ts';
 
 /** Connection settings for the running local stack. */
 export function stack() {
@@ -33,4 +45,20 @@ export function catalogOptions(auth: CatalogAuth = oauth2()): RestCatalogOptions
 /** Catalog names allow `[a-z0-9_-]` only. */
 export function uniqueName(prefix: string): string {
   return `${prefix}_${randomBytes(4).toString('hex')}`;
+}
+
+export function storeOptions(): S3FileIOOptions {
+  const s = stack();
+  return { endpoint: s.s3Endpoint, region: s.region, credentials: { accessKeyId: s.accessKeyId, secretAccessKey: s.secretAccessKey } };
+}
+
+/** Converts JSON rows (text, parsed exactly) for the table's current schema and writes one Parquet data file. */
+export async function jsonRowsToDataFile(io: FileIO, metadata: TableMetadata, rows: readonly string[]): Promise<DataFile> {
+  const schema = schemaFromJson(currentSchema(metadata));
+  const converter = compileRowConverter(schema);
+  for (const text of rows) {
+    const reject = converter.append(parseJsonRow(text));
+    if (reject) throw new Error(`test row rejected: ${reject.message} in ${text}`);
+  }
+  return writeDataFile({ io, tableLocation: metadata.location, table: converter.finish(), parquet: { schema } });
 }

@@ -20,6 +20,8 @@ def plain(value):
     if isinstance(value, decimal.Decimal):
         return format(value, "f")
     if isinstance(value, datetime.datetime):
+        if value.tzinfo is not None:
+            value = value.astimezone(datetime.timezone.utc)
         return value.isoformat(timespec="microseconds")
     if isinstance(value, datetime.time):
         return value.isoformat(timespec="microseconds")

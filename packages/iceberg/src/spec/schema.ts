@@ -46,7 +46,13 @@ export function schemaToJson(schema: Schema): Record<string, unknown> {
 }
 
 export function typeFromJson(json: unknown, where = 'type'): IcebergType {
-  if (typeof json === 'string') return parseTypeString(json);
+  if (typeof json === 'string') {
+    try {
+      return parseTypeString(json);
+    } catch (error) {
+      throw malformed(where, (error as Error).message);
+    }
+  }
   const object = asObject(json, where);
   switch (object.type) {
     case 'struct':

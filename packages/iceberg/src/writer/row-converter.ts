@@ -131,12 +131,12 @@ function build(name: string, id: number, type: IcebergType, required: boolean): 
       // Parquet has no empty groups: a struct with nothing writable is unsupported as a whole.
       if (children.length === 0) return { column: new UnsupportedColumn(required, describeType(type)), field: null };
       const struct = new Struct(children);
-      return { column: new StructColumn(struct, slots, nullable, 'struct: a JSON object'), field: arrowField(struct) };
+      return { column: new StructColumn(struct, slots, nullable, 'struct (a JSON object)'), field: arrowField(struct) };
     }
     case 'list': {
       const element = build('element', type.elementId, type.element, type.elementRequired);
       const list = new List(element.field as Field);
-      return { column: new ListColumn(list, element.column, nullable, `${describeType(type)}: a JSON array`), field: arrowField(list) };
+      return { column: new ListColumn(list, element.column, nullable, `${describeType(type)} (a JSON array)`), field: arrowField(list) };
     }
     case 'map': {
       const key = build('key', type.keyId, type.key, true);
@@ -144,7 +144,7 @@ function build(name: string, id: number, type: IcebergType, required: boolean): 
       const entries = new Struct([key.field as Field, value.field as Field]);
       const map = new Map_(new Field('key_value', entries, false));
       const stringKeys = type.key.kind === 'string';
-      const expected = `${describeType(type)}: ${stringKeys ? 'a JSON object or ' : ''}an array of {"key": ..., "value": ...} objects`;
+      const expected = `${describeType(type)} (${stringKeys ? 'a JSON object or ' : ''}an array of {"key": ..., "value": ...} objects)`;
       return { column: new MapColumn(map, entries, key.column, value.column, stringKeys, nullable, expected), field: arrowField(map) };
     }
     case 'unsupported':

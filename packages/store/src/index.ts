@@ -1,0 +1,17 @@
+export { createS3Client } from './client.ts';
+export type { S3ClientOptions } from './client.ts';
+export { StoreError, isStoreError, kindOfAnswer, toStoreError } from './errors.ts';
+export type { StoreErrorKind, StoreErrorOptions } from './errors.ts';
+export { ObjectStore, DELETE_BATCH_LIMIT, md5Hex } from './object-store.ts';
+export type { DeleteFailure, DeleteResult, ListOptions, ListPage, ObjectHead, ObjectSummary, PutOptions } from './object-store.ts';
+export {
+  BATCH_CONTENT_TYPE,
+  BATCH_METADATA,
+  BATCH_SUFFIX,
+  INTAKE_ROOT,
+  batchIdOfKey,
+  batchKey,
+  rejectsKey,
+  rejectsPrefix,
+  sinkPrefix,
+} from './intake-layout.ts';

@@ -1,0 +1,38 @@
+/**
+ * Where the intake keeps a sink's batches in the platform's intake bucket, and the metadata
+ * each batch object carries. The API writes these objects; the roller reads and deletes them.
+ *
+ *   _sink/<sink_id>/<batch_id>.ndjson           a pending batch: one JSON object per line
+ *   _sink/<sink_id>/rejects/<batch_id>.ndjson   rows a roll refused, with their reasons
+ */
+export const INTAKE_ROOT = '_sink/';
+export const BATCH_SUFFIX = '.ndjson';
+export const BATCH_CONTENT_TYPE = 'application/x-ndjson';
+
+/** Metadata names on a batch object (sent as `x-amz-meta-<name>`). */
+export const BATCH_METADATA = {
+  /** When the intake received the batch: RFC 3339, UTC, microseconds. `__ingest_ts` comes from it. */
+  received: 'received',
+  /** Lines (JSON objects) in the object. */
+  rows: 'rows',
+  /** The sink id. */
+  sink: 'sink',
+} as const;
+
+/** Every object of one sink, batches and rejects. */
+export const sinkPrefix = (sinkId: string) => `${INTAKE_ROOT}${sinkId}/`;
+export const batchKey = (sinkId: string, batchId: string) => `${sinkPrefix(sinkId)}${batchId}${BATCH_SUFFIX}`;
+export const rejectsPrefix = (sinkId: string) => `${sinkPrefix(sinkId)}rejects/`;
+export const rejectsKey = (sinkId: string, batchId: string) => `${rejectsPrefix(sinkId)}${batchId}${BATCH_SUFFIX}`;
+
+/**
+ * The batch id of a pending batch's key under `sinkPrefix(sinkId)`, or undefined for any
+ * other key (rejects, strays). Batch ids never contain `/`, so one level is enough.
+ */
+export function batchIdOfKey(sinkId: string, key: string): string | undefined {
+  const prefix = sinkPrefix(sinkId);
+  if (!key.startsWith(prefix) || !key.endsWith(BATCH_SUFFIX)) return undefined;
+  const id = key.slice(prefix.length, -BATCH_SUFFIX.length);
+  return id.length > 0 && !id.includes('/') ? id : undefined;
+}
+

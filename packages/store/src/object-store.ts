@@ -1,0 +1,249 @@
+import { createHash } from 'node:crypto';
+import type { Readable } from 'node:stream';
+import {
+  DeleteObjectsCommand,
+  GetObjectCommand,
+  HeadBucketCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  type S3Client,
+} from '@aws-sdk/client-s3';
+import { StoreError, isStoreError, toStoreError } from './errors.ts';
+
+/** DeleteObjects takes at most this many keys per call (S3's limit, SeaweedFS's too). */
+export const DELETE_BATCH_LIMIT = 1000;
+
+export interface PutOptions {
+  contentType: string;
+  /** User metadata, sent as `x-amz-meta-<name>`; names in lowercase. */
+  metadata?: Record<string, string>;
+  /** Refuse to replace an existing object (`If-None-Match: *`): precondition_failed then. */
+  ifAbsent?: boolean;
+  abortSignal?: AbortSignal;
+}
+
+export interface ObjectHead {
+  key: string;
+  size: number;
+  contentType: string | undefined;
+  /** User metadata, names in lowercase. */
+  metadata: Record<string, string>;
+  /** The entity tag without quotes: the MD5 of the bytes for a single PUT. */
+  etag: string | undefined;
+  lastModified: Date | undefined;
+}
+
+export interface ObjectSummary {
+  key: string;
+  size: number;
+  etag: string | undefined;
+  lastModified: Date | undefined;
+}
+
+export interface ListPage {
+  objects: ObjectSummary[];
+  /** Common prefixes below `prefix` when listing with a delimiter. */
+  prefixes: string[];
+  /** Pass back as `continuationToken` for the next page; undefined on the last one. */
+  nextToken: string | undefined;
+}
+
+export interface ListOptions {
+  /** Group keys by this character after the prefix (e.g. `/` for one folder level). */
+  delimiter?: string;
+  /** Keys per page, at most 1000 (the store may answer fewer). */
+  pageSize?: number;
+  continuationToken?: string;
+  /** List only keys after this one. */
+  startAfter?: string;
+}
+
+export interface DeleteFailure {
+  key: string;
+  kind: StoreError['kind'];
+  code: string | undefined;
+  message: string;
+}
+
+export interface DeleteResult {
+  /** Keys the store confirmed deleted (a key that did not exist counts as deleted). */
+  deleted: string[];
+  /** Keys the store refused, each with its reason; the others went through. */
+  failed: DeleteFailure[];
+}
+
+const unquote = (etag: string | undefined) => etag?.replace(/^"|"$/g, '');
+
+/** The MD5 of `bytes` in hex: what a single PUT's ETag is on S3 and SeaweedFS. */
+export function md5Hex(bytes: Uint8Array): string {
+  return createHash('md5').update(bytes).digest('hex');
+}
+
+/**
+ * One bucket of an S3-compatible store. Every failure is a StoreError with a kind from a
+ * closed set. Objects go up in one PUT each, never multipart.
+ */
+export class ObjectStore {
+  constructor(
+    private readonly client: S3Client,
+    readonly bucket: string,
+  ) {}
+
+  /** `s3://<bucket>/<key>` */
+  uri(key = ''): string {
+    return `s3://${this.bucket}/${key}`;
+  }
+
+  /**
+   * Writes `body` as one object in one PUT, with its content type and metadata. With
+   * `ifAbsent`, an existing object is never replaced (precondition_failed). A write the
+   * store refuses while the bucket can still be read is quota_exceeded: that is how a
+   * read-only (over quota) bucket answers.
+   */
+  async put(key: string, body: Uint8Array, options: PutOptions): Promise<{ etag: string | undefined }> {
+    try {
+      const answer = await this.client.send(
+        new PutObjectCommand({
+          Bucket: this.bucket,
+          Key: key,
+          Body: body,
+          ContentLength: body.byteLength,
+          ContentType: options.contentType,
+          ...(options.metadata ? { Metadata: options.metadata } : {}),
+          ...(options.ifAbsent ? { IfNoneMatch: '*' } : {}),
+        }),
+        options.abortSignal ? { abortSignal: options.abortSignal } : {},
+      );
+      return { etag: unquote(answer.ETag) };
+    } catch (error) {
+      const failure = toStoreError(`put ${this.uri(key)}`, error);
+      if (failure.kind === 'denied' && failure.code === 'AccessDenied' && (await this.readable())) {
+        throw new StoreError('quota_exceeded', `${failure.message}: the bucket is readable but refuses writes (read-only or over quota)`, {
+          ...(failure.status ? { status: failure.status } : {}),
+          ...(failure.code ? { code: failure.code } : {}),
+          cause: error,
+        });
+      }
+      throw failure;
+    }
+  }
+
+  async head(key: string): Promise<ObjectHead> {
+    const answer = await this.call(`head ${this.uri(key)}`, () => this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key })));
+    return {
+      key,
+      size: answer.ContentLength ?? 0,
+      contentType: answer.ContentType,
+      metadata: answer.Metadata ?? {},
+      etag: unquote(answer.ETag),
+      lastModified: answer.LastModified,
+    };
+  }
+
+  /** The object's bytes as a stream, with its head. The caller must consume or destroy the stream. */
+  async get(key: string, options: { abortSignal?: AbortSignal } = {}): Promise<{ head: ObjectHead; body: Readable }> {
+    const answer = await this.call(`get ${this.uri(key)}`, () =>
+      this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }), options.abortSignal ? { abortSignal: options.abortSignal } : {}),
+    );
+    if (!answer.Body) throw new StoreError('unavailable', `get ${this.uri(key)}: the store answered without a body`);
+    return {
+      head: {
+        key,
+        size: answer.ContentLength ?? 0,
+        contentType: answer.ContentType,
+        metadata: answer.Metadata ?? {},
+        etag: unquote(answer.ETag),
+        lastModified: answer.LastModified,
+      },
+      body: answer.Body as Readable,
+    };
+  }
+
+  /** One page of the keys under `prefix`, in key order. */
+  async listPage(prefix: string, options: ListOptions = {}): Promise<ListPage> {
+    const answer = await this.call(`list ${this.uri(prefix)}`, () =>
+      this.client.send(
+        new ListObjectsV2Command({
+          Bucket: this.bucket,
+          Prefix: prefix,
+          MaxKeys: Math.min(options.pageSize ?? 1000, 1000),
+          ...(options.delimiter ? { Delimiter: options.delimiter } : {}),
+          ...(options.continuationToken ? { ContinuationToken: options.continuationToken } : {}),
+          ...(options.startAfter ? { StartAfter: options.startAfter } : {}),
+        }),
+      ),
+    );
+    return {
+      objects: (answer.Contents ?? []).map((o) => ({ key: o.Key!, size: o.Size ?? 0, etag: unquote(o.ETag), lastModified: o.LastModified })),
+      prefixes: (answer.CommonPrefixes ?? []).map((p) => p.Prefix!),
+      nextToken: answer.IsTruncated ? answer.NextContinuationToken : undefined,
+    };
+  }
+
+  /** Every page under `prefix`, one after the other. */
+  async *list(prefix: string, options: Omit<ListOptions, 'continuationToken'> = {}): AsyncGenerator<ListPage> {
+    let continuationToken: string | undefined;
+    do {
+      const page = await this.listPage(prefix, { ...options, ...(continuationToken ? { continuationToken } : {}) });
+      yield page;
+      continuationToken = page.nextToken;
+    } while (continuationToken);
+  }
+
+  /**
+   * Deletes `keys`, at most 1000 per DeleteObjects call. Keys the store refuses are reported
+   * one by one; a call that fails as a whole throws (the keys of earlier calls are gone).
+   */
+  async deleteMany(keys: readonly string[]): Promise<DeleteResult> {
+    const result: DeleteResult = { deleted: [], failed: [] };
+    for (let start = 0; start < keys.length; start += DELETE_BATCH_LIMIT) {
+      const chunk = keys.slice(start, start + DELETE_BATCH_LIMIT);
+      const answer = await this.call(`delete ${chunk.length} objects in ${this.uri()}`, () =>
+        this.client.send(
+          new DeleteObjectsCommand({ Bucket: this.bucket, Delete: { Objects: chunk.map((Key) => ({ Key })), Quiet: true } }),
+        ),
+      );
+      const failed = new Set<string>();
+      for (const error of answer.Errors ?? []) {
+        // Deleting what is already gone is a success, as S3 itself treats it.
+        if (error.Code === 'NoSuchKey' || error.Key === undefined) continue;
+        failed.add(error.Key);
+        result.failed.push({ key: error.Key, kind: kindOfDeleteError(error.Code), code: error.Code, message: error.Message ?? 'refused' });
+      }
+      for (const key of chunk) if (!failed.has(key)) result.deleted.push(key);
+    }
+    return result;
+  }
+
+  /** Resolves when the bucket exists and we may use it; throws a StoreError otherwise. */
+  async headBucket(): Promise<void> {
+    await this.call(`head bucket ${this.uri()}`, () => this.client.send(new HeadBucketCommand({ Bucket: this.bucket })));
+  }
+
+  /** Whether the bucket answers a read: tells a refused write on a readable bucket from bad credentials. */
+  private async readable(): Promise<boolean> {
+    try {
+      await this.headBucket();
+      return true;
+    } catch (error) {
+      if (isStoreError(error)) return false;
+      throw error;
+    }
+  }
+
+  private async call<T>(operation: string, run: () => Promise<T>): Promise<T> {
+    try {
+      return await run();
+    } catch (error) {
+      throw toStoreError(operation, error);
+    }
+  }
+}
+
+/** A per-key DeleteObjects error code to a kind (no HTTP status comes with it). */
+function kindOfDeleteError(code: string | undefined): StoreError['kind'] {
+  if (code === 'AccessDenied') return 'denied';
+  if (code === 'InternalError' || code === 'ServiceUnavailable' || code === 'SlowDown') return 'unavailable';
+  return 'bad_request';
+}

@@ -1,29 +1,28 @@
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyInstance } from 'fastify';
-import type { AppDeps, RouteDeps } from './deps.ts';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { AppDeps, InternalAppDeps, RouteDeps } from './deps.ts';
 import { CatalogConnections } from './domain/catalogs.ts';
 import { registerErrorHandling, sendError } from './errors.ts';
+import { ApiMetrics, metricsRoutes } from './http/metrics.ts';
 import { connectionRoutes } from './routes/connection/index.ts';
 import { healthRoutes } from './routes/health/index.ts';
+import { internalRoutes } from './routes/internal/index.ts';
 import { keyRoutes } from './routes/keys/index.ts';
 import { tableRoutes } from './routes/tables/index.ts';
+import { usageRoutes } from './routes/usage/index.ts';
 import { warehouseRoutes } from './routes/warehouses/index.ts';
 
-export type { AppDeps } from './deps.ts';
+export type { AppDeps, InternalAppDeps } from './deps.ts';
 
 const ONE_MIB = 1024 * 1024;
 
 /** A caller's X-Request-Id is kept when it is plain enough to be safe in a log line. */
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
-/**
- * The API as a Fastify instance, wired to `deps`. It reads no environment and does not
- * listen: start.ts does that, tests use `inject()`.
- */
-export function buildApp(deps: AppDeps): FastifyInstance {
-  const bodyLimit = deps.bodyLimit ?? ONE_MIB;
+/** What both listeners share: request ids, the one error handler, JSON bodies only. */
+function baseApp(logger: FastifyBaseLogger, bodyLimit: number): FastifyInstance {
   const app = Fastify({
-    loggerInstance: deps.logger,
+    loggerInstance: logger,
     requestIdHeader: false,
     requestIdLogLabel: 'request_id',
     genReqId: (req) => {
@@ -53,7 +52,15 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     }
     parseJson(request, body as string, done);
   });
+  return app;
+}
 
+/**
+ * The API as a Fastify instance, wired to `deps`. It reads no environment and does not
+ * listen: start.ts does that, tests use `inject()`.
+ */
+export function buildApp(deps: AppDeps): FastifyInstance {
+  const app = baseApp(deps.logger, deps.bodyLimit ?? ONE_MIB);
   const routeDeps: RouteDeps = {
     pool: deps.pool,
     secrets: deps.secrets,
@@ -62,11 +69,30 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     publicUrl: deps.publicUrl.replace(/\/+$/, ''),
     catalogs: deps.catalogs ?? new CatalogConnections(),
     readinessTimeoutMs: deps.readinessTimeoutMs ?? 2_000,
+    metrics: deps.metrics ?? new ApiMetrics(),
+    sinksEnabled: deps.sinksEnabled ?? true,
   };
+  metricsRoutes(app, routeDeps.metrics);
   healthRoutes(app, routeDeps);
   keyRoutes(app, routeDeps);
   warehouseRoutes(app, routeDeps);
   tableRoutes(app, routeDeps);
   connectionRoutes(app, routeDeps);
+  usageRoutes(app, routeDeps);
+  return app;
+}
+
+/**
+ * The roller's API (/internal/*) as its own Fastify instance, for the second listener only:
+ * it answers with tenant credentials in clear, so the public app never registers it.
+ */
+export function buildInternalApp(deps: InternalAppDeps): FastifyInstance {
+  const app = baseApp(deps.logger, ONE_MIB);
+  internalRoutes(app, deps.bootstrapSecret, {
+    pool: deps.pool,
+    secrets: deps.secrets,
+    intakeBucket: deps.intakeBucket,
+    sinksEnabled: deps.sinksEnabled ?? true,
+  });
   return app;
 }

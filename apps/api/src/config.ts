@@ -26,6 +26,11 @@ const Env = z.object({
   AWS_SECRET_ACCESS_KEY: z.string().min(1).optional(),
   TABLEMERE_INTAKE_BUCKET: z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, { error: 'must be an S3 bucket name' }),
   AL_SINKS_ENABLED: Flag.default(true),
+  /** The roller's listener (/internal/*): never expose it publicly. */
+  TABLEMERE_INTERNAL_HOST: z.string().min(1).default('127.0.0.1'),
+  TABLEMERE_INTERNAL_PORT: z.coerce.number().int().min(0).max(65535).default(8789),
+  /** How often the maintenance tasks (storage sweep, ledger pruning) run. */
+  TABLEMERE_MAINTENANCE_INTERVAL_SECONDS: z.coerce.number().int().min(1).default(3600),
 });
 
 export interface Config {
@@ -43,6 +48,9 @@ export interface Config {
     intakeBucket: string;
   };
   sinksEnabled: boolean;
+  /** The second listener, serving only the roller's /internal routes. */
+  internal: { host: string; port: number };
+  maintenanceIntervalSeconds: number;
 }
 
 export class ConfigError extends Error {
@@ -89,6 +97,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       intakeBucket: e.TABLEMERE_INTAKE_BUCKET,
     },
     sinksEnabled: e.AL_SINKS_ENABLED,
+    internal: { host: e.TABLEMERE_INTERNAL_HOST, port: e.TABLEMERE_INTERNAL_PORT },
+    maintenanceIntervalSeconds: e.TABLEMERE_MAINTENANCE_INTERVAL_SECONDS,
   };
   return deepFreeze(config);
 }

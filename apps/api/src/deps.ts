@@ -3,6 +3,7 @@ import type { Pool } from '@tablemere/db';
 import type { FastifyBaseLogger } from 'fastify';
 import type { CatalogConnections } from './domain/catalogs.ts';
 import type { SecretBox } from './domain/secrets.ts';
+import type { ApiMetrics } from './http/metrics.ts';
 
 /** Everything the app talks to, built by the caller (start.ts, or a test) and injected. */
 export interface AppDeps {
@@ -22,7 +23,25 @@ export interface AppDeps {
   readinessTimeoutMs?: number;
   /** Largest request body accepted on control-plane routes; default 1 MiB. */
   bodyLimit?: number;
+  /** Prometheus metrics served at /metrics; a fresh registry when not given. */
+  metrics?: ApiMetrics;
+  /** AL_SINKS_ENABLED; default true. */
+  sinksEnabled?: boolean;
 }
 
 /** What route handlers receive: the deps with defaults filled in. */
 export type RouteDeps = Required<Omit<AppDeps, 'logger' | 'bodyLimit'>>;
+
+/** The internal app (/internal/*, the roller's API): never served on the public listener. */
+export interface InternalAppDeps {
+  logger: FastifyBaseLogger;
+  pool: Pool;
+  secrets: SecretBox;
+  intakeBucket: string;
+  /** TABLEMERE_BOOTSTRAP_SECRET: the bearer token every internal request must carry. */
+  bootstrapSecret: string;
+  /** AL_SINKS_ENABLED; when false the sink list tells the roller to idle. Default true. */
+  sinksEnabled?: boolean;
+}
+
+export type InternalRouteDeps = Required<Omit<InternalAppDeps, 'logger' | 'bootstrapSecret'>>;

@@ -1,7 +1,8 @@
 import { S3Client } from '@aws-sdk/client-s3';
 import { createPool, databaseHost, migrate } from '@tablemere/db';
-import { buildApp } from './app.ts';
+import { buildApp, buildInternalApp } from './app.ts';
 import { ConfigError, loadConfig } from './config.ts';
+import { Maintenance, maintenanceTasks } from './domain/maintenance.ts';
 import { SecretBox } from './domain/secrets.ts';
 import { createLogger } from './logger.ts';
 
@@ -28,13 +29,29 @@ async function main(): Promise<void> {
     ...(config.store.endpoint ? { endpoint: config.store.endpoint } : {}),
     ...(config.store.credentials ? { credentials: config.store.credentials } : {}),
   });
+  const secrets = SecretBox.fromBase64(config.secretKey);
   const app = buildApp({
     logger,
     pool,
     s3,
-    secrets: SecretBox.fromBase64(config.secretKey),
+    secrets,
     intakeBucket: config.store.intakeBucket,
     publicUrl: config.publicUrl,
+    sinksEnabled: config.sinksEnabled,
+  });
+  const internalApp = buildInternalApp({
+    logger,
+    pool,
+    secrets,
+    intakeBucket: config.store.intakeBucket,
+    bootstrapSecret: config.bootstrapSecret,
+    sinksEnabled: config.sinksEnabled,
+  });
+  const maintenance = new Maintenance({
+    pool,
+    logger,
+    tasks: maintenanceTasks(pool, secrets, logger),
+    intervalSeconds: config.maintenanceIntervalSeconds,
   });
 
   let stopping = false;
@@ -43,7 +60,8 @@ async function main(): Promise<void> {
     stopping = true;
     logger.info({ signal }, 'stopping');
     try {
-      await app.close();
+      await maintenance.stop();
+      await Promise.all([app.close(), internalApp.close()]);
       await pool.end();
       s3.destroy();
     } finally {
@@ -55,12 +73,16 @@ async function main(): Promise<void> {
 
   // Fastify logs its own "listening" line per address; the one below says more, so it is the only one.
   const level = app.log.level;
-  app.log.level = 'warn';
+  app.log.level = internalApp.log.level = 'warn';
   const address = await app.listen({ host: config.host, port: config.port });
-  app.log.level = level;
+  const internalAddress = await internalApp.listen({ host: config.internal.host, port: config.internal.port });
+  app.log.level = internalApp.log.level = level;
+  maintenance.start();
   logger.info(
     {
       address,
+      internal_address: internalAddress,
+      maintenance_interval_seconds: config.maintenanceIntervalSeconds,
       public_url: config.publicUrl,
       database: databaseHost(config.databaseUrl),
       migrations_applied: applied.length,

@@ -54,6 +54,7 @@ describe('start.ts', () => {
     const api = runApi({
       DATABASE_URL: databaseUrl,
       TABLEMERE_API_PORT: '0',
+      TABLEMERE_INTERNAL_PORT: '0',
       TABLEMERE_SECRET_KEY: secretKey,
       TABLEMERE_BOOTSTRAP_SECRET: 'bootstrap-secret-for-test',
       AWS_ENDPOINT_URL: env.AWS_ENDPOINT_URL!,
@@ -63,7 +64,7 @@ describe('start.ts', () => {
       TABLEMERE_INTAKE_BUCKET: env.TABLEMERE_INTAKE_BUCKET!,
     });
     const started = await api.until((line) => /listening/.test(line.msg));
-    expect(api.lines).toHaveLength(1);
+    expect(api.lines, JSON.stringify(api.lines)).toHaveLength(1);
     expect(started).toMatchObject({
       database: `${url.hostname}:${url.port}${url.pathname}`,
       store: env.AWS_ENDPOINT_URL,
@@ -79,6 +80,14 @@ describe('start.ts', () => {
 
     const health = await fetch(`${started.address}/healthz`);
     expect(await health.json()).toEqual({ status: 'ok' });
+    // The roller's API answers on its own listener only, behind the bootstrap secret.
+    expect(started.internal_address).not.toBe(started.address);
+    const bearer = { authorization: 'Bearer bootstrap-secret-for-test' };
+    const internal = await fetch(`${started.internal_address}/internal/sinks`, { headers: bearer });
+    expect(internal.status).toBe(200);
+    expect(await internal.json()).toMatchObject({ enabled: true, sinks: [] });
+    expect((await fetch(`${started.internal_address}/internal/sinks`)).status).toBe(401);
+    expect((await fetch(`${started.address}/internal/sinks`, { headers: bearer })).status).toBe(404);
 
     api.child.kill('SIGTERM');
     expect(await api.exited).toBe(0);

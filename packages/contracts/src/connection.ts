@@ -16,5 +16,9 @@ export const Connection = z.object({
     auth: z.object({ type: CatalogAuthType }),
     s3: z.object({ endpoint: z.string(), region: z.string(), path_style: z.literal(true) }),
   }),
+  /** Present only while sinks are enabled: how producers without an engine write to a table. */
+  sinks_note: z.string().optional(),
+  /** `<api_url>/v1/sinks/{sink_id}`: the send route, `{sink_id}` to fill in; only while sinks are enabled. */
+  ingest_url: z.string().optional(),
 });
 export type Connection = z.infer<typeof Connection>;

@@ -6,3 +6,6 @@ export * from './names.ts';
 export * from './tables.ts';
 export * from './warehouses.ts';
 export * from './connection.ts';
+export * from './sinks.ts';
+export * from './internal.ts';
+export * from './usage.ts';

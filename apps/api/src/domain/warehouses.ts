@@ -161,6 +161,18 @@ export async function openDefaultWarehouse(db: Queryable, box: SecretBox, projec
   return openRow(row, box);
 }
 
+/**
+ * Warehouses of any project with their secrets opened, for the platform's own work (the
+ * roller's view, storage sweeps): those with the given ids, or every one when `ids` is omitted.
+ */
+export async function openWarehouses(db: Queryable, box: SecretBox, ids?: readonly string[]): Promise<WarehouseAccess[]> {
+  const rows =
+    ids === undefined
+      ? await query<WarehouseRow>(db, 'SELECT * FROM warehouses ORDER BY created_at, id')
+      : await query<WarehouseRow>(db, 'SELECT * FROM warehouses WHERE id = ANY($1::uuid[]) ORDER BY created_at, id', [ids]);
+  return rows.map((row) => openRow(row, box));
+}
+
 /** The platform's first warehouse, any project: the catalog readiness checks. */
 export async function openFirstWarehouse(db: Queryable, box: SecretBox): Promise<WarehouseAccess | undefined> {
   const row = await queryOne<WarehouseRow>(db, 'SELECT * FROM warehouses ORDER BY created_at, id LIMIT 1');

@@ -5,9 +5,16 @@ import { openDefaultWarehouse, openWarehouse } from '../../domain/warehouses.ts'
 import { principalOf } from '../../http/auth.ts';
 import { parse } from '../../http/parse.ts';
 
+/** Said by /v1/connection while sinks are on. */
+export const SINKS_NOTE =
+  'Producers without a query engine can append JSON rows to a table through a sink: create one with ' +
+  '`tablemere sink create` (POST /v1/sinks), then POST JSON arrays to ingest_url with the sink id, ' +
+  'its send key as the bearer token and an Idempotency-Key per batch; rows land in the table within its roll policy.';
+
 /**
  * GET /v1/connection[?warehouse=NAME]: what an engine needs to reach a warehouse (the
- * project's first one by default): catalog URI, warehouse, prefix, auth type, S3 endpoint.
+ * project's first one by default): catalog URI, warehouse, prefix, auth type, S3 endpoint;
+ * and, while sinks are on, the send route's URL and a note on using it.
  */
 export function getConnection(app: FastifyInstance, deps: RouteDeps): void {
   app.get('/v1/connection', async (request): Promise<Connection> => {
@@ -27,6 +34,7 @@ export function getConnection(app: FastifyInstance, deps: RouteDeps): void {
         auth: { type: warehouse.auth.type },
         s3: { endpoint: warehouse.s3.endpoint, region: warehouse.s3.region, path_style: true },
       },
+      ...(deps.sinksEnabled ? { sinks_note: SINKS_NOTE, ingest_url: `${deps.publicUrl}/v1/sinks/{sink_id}` } : {}),
     };
   });
 }

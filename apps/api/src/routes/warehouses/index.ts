@@ -3,8 +3,10 @@ import type { RouteDeps } from '../../deps.ts';
 import { apiKeyScope } from '../../http/auth.ts';
 import { createWarehouse } from './create.ts';
 import { listWarehouses } from './list.ts';
+import { measureStorage } from './measure.ts';
 
 export function warehouseRoutes(app: FastifyInstance, deps: RouteDeps): void {
   app.register(apiKeyScope(deps.pool, 'read', (read) => listWarehouses(read, deps)));
   app.register(apiKeyScope(deps.pool, 'admin', (admin) => createWarehouse(admin, deps)));
+  app.register(apiKeyScope(deps.pool, 'write', (write) => measureStorage(write, deps)));
 }

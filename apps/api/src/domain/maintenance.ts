@@ -1,0 +1,142 @@
+import type { Pool, Queryable } from '@tablemere/db';
+import { query, queryOne } from '@tablemere/db';
+import type { FastifyBaseLogger } from 'fastify';
+import { sweepStorage } from './meter.ts';
+import type { SecretBox } from './secrets.ts';
+
+/** Settled ledger rows (and closed rolls) are kept this long: the intake's replay window. */
+export const LEDGER_RETENTION_DAYS = 7;
+
+/** Rows deleted per statement, so pruning a large backlog never holds long locks. */
+const PRUNE_CHUNK = 10_000;
+
+/**
+ * Deletes ledger rows committed or discarded more than `days` ago (a batch id replayed after
+ * that is accepted again). Returns how many rows went.
+ */
+export async function pruneLedger(db: Queryable, days = LEDGER_RETENTION_DAYS): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const rows = await query(
+      db,
+      `DELETE FROM sink_batches WHERE (sink_id, batch_id) IN (
+         SELECT sink_id, batch_id FROM sink_batches
+         WHERE state IN ('committed', 'discarded') AND coalesce(committed_at, discarded_at) < now() - make_interval(days => $1)
+         LIMIT $2)
+       RETURNING 1`,
+      [days, PRUNE_CHUNK],
+    );
+    total += rows.length;
+    if (rows.length < PRUNE_CHUNK) return total;
+  }
+}
+
+/** Deletes rolls closed more than `days` ago; open intents stay until a report closes them. */
+export async function pruneRolls(db: Queryable, days = LEDGER_RETENTION_DAYS): Promise<number> {
+  const rows = await query(db, `DELETE FROM sink_rolls WHERE state <> 'open' AND closed_at < now() - make_interval(days => $1) RETURNING 1`, [days]);
+  return rows.length;
+}
+
+export interface MaintenanceTask {
+  name: string;
+  /** What the run did, for the log line and maintenance_runs.details. */
+  run(signal: AbortSignal): Promise<Record<string, unknown>>;
+}
+
+/** The API's periodic work: measure every warehouse, prune the ledger and old rolls. */
+export function maintenanceTasks(pool: Pool, secrets: SecretBox, log: FastifyBaseLogger): MaintenanceTask[] {
+  return [
+    { name: 'storage_sweep', run: async (signal) => ({ ...(await sweepStorage(pool, secrets, log, signal)) }) },
+    { name: 'ledger_prune', run: async () => ({ batches: await pruneLedger(pool), rolls: await pruneRolls(pool) }) },
+  ];
+}
+
+export interface MaintenanceOptions {
+  pool: Pool;
+  logger: FastifyBaseLogger;
+  tasks: MaintenanceTask[];
+  /** Each task runs at most once per interval across every API process. */
+  intervalSeconds: number;
+  /** How often the loop looks for due tasks; default the interval, at most a minute. */
+  tickMs?: number;
+}
+
+/**
+ * Runs the maintenance tasks from inside the API process. A task runs only when this process
+ * claims it in maintenance_runs (once per interval, whichever process gets there first), so
+ * several API processes share the work instead of repeating it, and a restart does not
+ * re-run what ran recently.
+ */
+export class Maintenance {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<string[]> | undefined;
+  private readonly abort = new AbortController();
+
+  constructor(private readonly options: MaintenanceOptions) {}
+
+  start(): void {
+    const tickMs = this.options.tickMs ?? Math.min(this.options.intervalSeconds * 1000, 60_000);
+    const tick = () => {
+      this.running ??= this.runDue().finally(() => (this.running = undefined));
+    };
+    // The first pass waits one tick, so start-up is not slowed by a bucket listing.
+    this.timer = setInterval(tick, tickMs);
+    this.timer.unref();
+  }
+
+  /** Stops the loop, aborts a run in progress and waits for it to end. */
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    this.abort.abort();
+    await this.running;
+  }
+
+  /** Claims and runs every due task once; returns the names of those this call ran. */
+  async runDue(): Promise<string[]> {
+    const ran: string[] = [];
+    for (const task of this.options.tasks) {
+      if (this.abort.signal.aborted) break;
+      if (!(await this.claim(task.name))) continue;
+      ran.push(task.name);
+      await this.runTask(task);
+    }
+    return ran;
+  }
+
+  private async claim(task: string): Promise<boolean> {
+    try {
+      const row = await queryOne(
+        this.options.pool,
+        `INSERT INTO maintenance_runs (task, started_at) VALUES ($1, now())
+         ON CONFLICT (task) DO UPDATE SET started_at = now(), finished_at = NULL, ok = NULL, details = '{}'::jsonb
+           WHERE maintenance_runs.started_at <= now() - make_interval(secs => $2)
+         RETURNING task`,
+        [task, this.options.intervalSeconds],
+      );
+      return row !== undefined;
+    } catch (error) {
+      this.options.logger.warn({ task, err: error }, 'maintenance claim failed');
+      return false;
+    }
+  }
+
+  private async runTask(task: MaintenanceTask): Promise<void> {
+    const log = this.options.logger;
+    const started = performance.now();
+    let ok = true;
+    let details: Record<string, unknown>;
+    try {
+      details = await task.run(this.abort.signal);
+      log.info({ task: task.name, duration_ms: Math.round(performance.now() - started), ...details }, 'maintenance task done');
+    } catch (error) {
+      ok = false;
+      details = { error: error instanceof Error ? error.message : String(error) };
+      log.error({ task: task.name, err: error }, 'maintenance task failed');
+    }
+    await query(this.options.pool, 'UPDATE maintenance_runs SET finished_at = now(), ok = $2, details = $3 WHERE task = $1', [
+      task.name,
+      ok,
+      JSON.stringify(details),
+    ]).catch((error: unknown) => log.warn({ task: task.name, err: error }, 'maintenance result not recorded'));
+  }
+}

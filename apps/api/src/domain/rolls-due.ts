@@ -1,0 +1,168 @@
+import {
+  INTAKE_PREFIX,
+  ROLL_MAX_BATCHES,
+  type CatalogAuthInput,
+  type DueReason,
+  type InternalSink,
+  type InternalSinkList,
+  type InternalWarehouse,
+} from '@tablemere/contracts';
+import { query, type Queryable } from '@tablemere/db';
+import type { CatalogAuth } from '@tablemere/iceberg';
+import type { SecretBox } from './secrets.ts';
+import { openWarehouses, type WarehouseAccess } from './warehouses.ts';
+
+interface ViewRow {
+  id: string;
+  project_id: string;
+  name: string;
+  state: string;
+  namespace: string;
+  table_name: string;
+  table_uuid: string | null;
+  warehouse_id: string;
+  roll_seconds: number;
+  roll_bytes: string;
+  inactivity_seconds: number | null;
+  last_roll_at: string | null;
+  batches: number;
+  bytes: string;
+  oldest: Date | null;
+  newest: Date | null;
+  by_roll_seconds: boolean;
+  by_roll_bytes: boolean;
+  by_max_batches: boolean;
+  by_inactivity: boolean;
+  lease_roller_id: string | null;
+  lease_expires_at: Date | null;
+  as_of: Date;
+}
+
+/**
+ * Live sinks with their pending-batch aggregates and which policy rule makes each due,
+ * decided here in Postgres against its clock. Only pending ledger rows are visited (a
+ * partial index holds exactly those), so idle sinks cost nothing, and the store is never
+ * listed. A sink is due only while `active` with at least one pending batch, when the
+ * oldest has waited roll_seconds, the bytes reach roll_bytes, the batches reach the fixed
+ * cap, or (inactivity_seconds set) nothing new arrived for that long. Most overdue first.
+ */
+const VIEW_SQL = `
+WITH pending AS (
+  SELECT sink_id, count(*)::int AS batches, sum(bytes)::bigint AS bytes, min(received_at) AS oldest, max(received_at) AS newest
+  FROM sink_batches WHERE state = 'pending' GROUP BY sink_id
+), view AS (
+  SELECT s.id, s.project_id, s.name, s.state, s.namespace, s.table_name, s.table_uuid, s.warehouse_id,
+         s.roll_seconds, s.roll_bytes, s.inactivity_seconds, s.last_roll->>'at' AS last_roll_at,
+         coalesce(p.batches, 0) AS batches, coalesce(p.bytes, 0) AS bytes, p.oldest, p.newest,
+         (s.state = 'active' AND coalesce(p.batches, 0) > 0) AS rollable
+  FROM sinks s LEFT JOIN pending p ON p.sink_id = s.id
+  WHERE s.deleted_at IS NULL
+), judged AS (
+  SELECT view.*,
+         rollable AND oldest <= now() - make_interval(secs => roll_seconds) AS by_roll_seconds,
+         rollable AND bytes >= roll_bytes AS by_roll_bytes,
+         rollable AND batches >= $1 AS by_max_batches,
+         rollable AND inactivity_seconds IS NOT NULL AND newest <= now() - make_interval(secs => inactivity_seconds) AS by_inactivity
+  FROM view
+)
+SELECT judged.*, l.roller_id AS lease_roller_id, l.expires_at AS lease_expires_at, now() AS as_of
+FROM judged LEFT JOIN sink_leases l ON l.sink_id = judged.id AND l.expires_at > now()
+WHERE NOT $2::boolean OR by_roll_seconds OR by_roll_bytes OR by_max_batches OR by_inactivity
+ORDER BY oldest NULLS LAST, id
+LIMIT $3`;
+
+/** The domain's catalog auth in the wire form of the contracts (snake_case), secrets included. */
+function authWire(auth: CatalogAuth): CatalogAuthInput {
+  switch (auth.type) {
+    case 'oauth2':
+      return { type: 'oauth2', client_id: auth.clientId, client_secret: auth.clientSecret, ...(auth.scope ? { scope: auth.scope } : {}) };
+    case 'sigv4':
+      return {
+        type: 'sigv4',
+        access_key_id: auth.accessKeyId,
+        secret_access_key: auth.secretAccessKey,
+        region: auth.region,
+        ...(auth.service ? { service: auth.service } : {}),
+      };
+    case 'bearer':
+      return { type: 'bearer', token: auth.token };
+    case 'none':
+      return { type: 'none' };
+  }
+}
+
+function warehouseWire(warehouse: WarehouseAccess): InternalWarehouse {
+  return {
+    id: warehouse.id,
+    name: warehouse.name,
+    rest_uri: warehouse.restUri,
+    warehouse: warehouse.warehouse,
+    auth: authWire(warehouse.auth),
+    s3: {
+      endpoint: warehouse.s3.endpoint,
+      region: warehouse.s3.region,
+      access_key_id: warehouse.s3.accessKeyId ?? null,
+      secret_access_key: warehouse.s3.secretAccessKey ?? null,
+      path_style: true,
+    },
+  };
+}
+
+function dueReasons(row: ViewRow): DueReason[] {
+  const reasons: DueReason[] = [];
+  if (row.by_roll_seconds) reasons.push('roll_seconds');
+  if (row.by_roll_bytes) reasons.push('roll_bytes');
+  if (row.by_max_batches) reasons.push('max_batches');
+  if (row.by_inactivity) reasons.push('inactivity');
+  return reasons;
+}
+
+export interface RollerViewOptions {
+  /** Only the sinks whose policy says roll now. */
+  due: boolean;
+  limit?: number;
+  intakeBucket: string;
+}
+
+/** The roller's view of the live sinks, with each warehouse's access opened. */
+export async function rollerView(db: Queryable, box: SecretBox, options: RollerViewOptions): Promise<InternalSinkList> {
+  const rows = await query<ViewRow>(db, VIEW_SQL, [ROLL_MAX_BATCHES, options.due, options.limit ?? null]);
+  const warehouseIds = [...new Set(rows.map((row) => row.warehouse_id))];
+  const warehouses = new Map((await openWarehouses(db, box, warehouseIds)).map((w) => [w.id, warehouseWire(w)]));
+  const asOf = rows[0]?.as_of ?? (await query<{ now: Date }>(db, 'SELECT now()'))[0]!.now;
+  const sinks = rows.map((row): InternalSink => {
+    const reasons = dueReasons(row);
+    return {
+      id: row.id,
+      project_id: row.project_id,
+      name: row.name,
+      state: row.state,
+      namespace: row.namespace,
+      table: row.table_name,
+      table_uuid: row.table_uuid,
+      policy: {
+        roll_seconds: row.roll_seconds,
+        roll_bytes: Number(row.roll_bytes),
+        inactivity_seconds: row.inactivity_seconds,
+        max_batches: ROLL_MAX_BATCHES,
+      },
+      pending: {
+        batches: row.batches,
+        bytes: Number(row.bytes),
+        oldest_received_at: row.oldest?.toISOString() ?? null,
+        newest_received_at: row.newest?.toISOString() ?? null,
+      },
+      due: reasons.length > 0,
+      due_reasons: reasons,
+      last_roll_at: row.last_roll_at === null ? null : new Date(row.last_roll_at).toISOString(),
+      lease: row.lease_roller_id && row.lease_expires_at ? { roller_id: row.lease_roller_id, expires_at: row.lease_expires_at.toISOString() } : null,
+      warehouse: warehouses.get(row.warehouse_id)!,
+      intake: {
+        bucket: options.intakeBucket,
+        prefix: `${INTAKE_PREFIX}${row.id}/`,
+        rejects_prefix: `${INTAKE_PREFIX}${row.id}/rejects/`,
+      },
+    };
+  });
+  return { enabled: true, as_of: asOf.toISOString(), sinks };
+}

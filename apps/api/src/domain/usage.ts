@@ -1,0 +1,75 @@
+import type { SinkIngestUsage, Usage, WarehouseStorageUsage } from '@tablemere/contracts';
+import { query, queryOne, type Queryable } from '@tablemere/db';
+
+interface SinkUsageRow {
+  sink_id: string;
+  name: string | null;
+  bytes: string;
+  batches: string;
+  rows_accepted: string;
+  rows_rejected: string;
+}
+
+interface StorageRow {
+  warehouse: string;
+  bytes: string;
+  objects: string;
+  measured_at: Date;
+}
+
+/**
+ * The project's usage: this month's (UTC) intake per sink from usage_ingest (deleted sinks
+ * included: their bytes were accepted), and each warehouse's newest storage measurement.
+ */
+export async function projectUsage(db: Queryable, projectId: string): Promise<Usage> {
+  const { month } = (await queryOne<{ month: string }>(db, `SELECT to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM') AS month`))!;
+  const sinks = await query<SinkUsageRow>(
+    db,
+    `SELECT u.sink_id, s.name, u.bytes, u.batches, u.rows_accepted, u.rows_rejected
+     FROM usage_ingest u LEFT JOIN sinks s ON s.id = u.sink_id
+     WHERE u.project_id = $1 AND u.month = to_date($2, 'YYYY-MM')
+     ORDER BY u.bytes DESC, u.sink_id`,
+    [projectId, month],
+  );
+  const storage = await query<StorageRow>(
+    db,
+    `SELECT DISTINCT ON (m.warehouse_id) w.name AS warehouse, m.bytes, m.objects, m.measured_at
+     FROM storage_measurements m JOIN warehouses w ON w.id = m.warehouse_id
+     WHERE m.project_id = $1
+     ORDER BY m.warehouse_id, m.measured_at DESC, m.id DESC`,
+    [projectId],
+  );
+  const bySink = sinks.map(
+    (row): SinkIngestUsage => ({
+      sink_id: row.sink_id,
+      name: row.name,
+      bytes: Number(row.bytes),
+      batches: Number(row.batches),
+      rows_accepted: Number(row.rows_accepted),
+      rows_rejected: Number(row.rows_rejected),
+    }),
+  );
+  const sum = (field: keyof Omit<SinkIngestUsage, 'sink_id' | 'name'>) => bySink.reduce((total, sink) => total + sink[field], 0);
+  const byWarehouse = storage
+    .map(
+      (row): WarehouseStorageUsage => ({
+        warehouse: row.warehouse,
+        bytes: Number(row.bytes),
+        objects: Number(row.objects),
+        measured_at: row.measured_at.toISOString(),
+      }),
+    )
+    .sort((a, b) => a.warehouse.localeCompare(b.warehouse));
+  return {
+    month,
+    ingest_bytes: {
+      month_to_date: sum('bytes'),
+      batches: sum('batches'),
+      rows_accepted: sum('rows_accepted'),
+      rows_rejected: sum('rows_rejected'),
+      by_sink: bySink,
+    },
+    storage: { bytes: byWarehouse.reduce((total, w) => total + w.bytes, 0), by_warehouse: byWarehouse },
+    enforced: false,
+  };
+}

@@ -1,0 +1,86 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+
+/** A batch the send route accepted (not a replay of an earlier one). */
+export interface IntakeBatch {
+  bytes: number;
+  /** Elements stored for the roller. */
+  rows: number;
+  /** Elements refused at the intake. */
+  rejected: number;
+}
+
+/** Latency buckets for the send route: a small batch is milliseconds, 16 MiB a few seconds. */
+const INTAKE_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+/**
+ * The API's Prometheus metrics on their own registry (never the global one, so two apps in
+ * one process do not share counters): the intake's requests, bytes, rows and latency, and
+ * the default process metrics.
+ */
+export class ApiMetrics {
+  private readonly requests: Counter<'status'>;
+  private readonly latency: Histogram<'status'>;
+  private readonly batches: Counter;
+  private readonly bytes: Counter;
+  private readonly rows: Counter<'outcome'>;
+
+  constructor(readonly registry: Registry = new Registry()) {
+    const registers = [registry];
+    collectDefaultMetrics({ register: registry });
+    this.requests = new Counter({
+      name: 'tablemere_intake_requests_total',
+      help: 'Requests to the send route (POST /v1/sinks/{sink_id}) by HTTP status.',
+      labelNames: ['status'],
+      registers,
+    });
+    this.latency = new Histogram({
+      name: 'tablemere_intake_request_duration_seconds',
+      help: 'Time to answer the send route, by HTTP status.',
+      labelNames: ['status'],
+      buckets: INTAKE_BUCKETS,
+      registers,
+    });
+    this.batches = new Counter({ name: 'tablemere_intake_batches_total', help: 'Batches accepted at the intake (202, replays excluded).', registers });
+    this.bytes = new Counter({ name: 'tablemere_intake_bytes_total', help: 'Bytes of accepted batches, as stored.', registers });
+    this.rows = new Counter({
+      name: 'tablemere_intake_rows_total',
+      help: 'Elements of accepted batches: stored for the roller (accepted) or refused at the intake (rejected).',
+      labelNames: ['outcome'],
+      registers,
+    });
+  }
+
+  /** The send route calls this once per newly accepted batch. */
+  intakeAccepted(batch: IntakeBatch): void {
+    this.batches.inc();
+    this.bytes.inc(batch.bytes);
+    this.rows.inc({ outcome: 'accepted' }, batch.rows);
+    this.rows.inc({ outcome: 'rejected' }, batch.rejected);
+  }
+
+  /** One answered request on the send route. */
+  intakeAnswered(status: number, seconds: number): void {
+    const label = { status: String(status) };
+    this.requests.inc(label);
+    this.latency.observe(label, seconds);
+  }
+}
+
+/** The send route: POST /v1/sinks/:<param>, whatever the parameter is named. */
+const isSendRoute = (request: FastifyRequest) =>
+  request.method === 'POST' && /^\/v1\/sinks\/:[A-Za-z_]+$/.test(request.routeOptions.url ?? '');
+
+/**
+ * Serves `GET /metrics` (Prometheus text, no key: counts only, never a name or a secret) and
+ * times every answer of the send route. Register on the public app only.
+ */
+export function metricsRoutes(app: FastifyInstance, metrics: ApiMetrics): void {
+  app.addHook('onResponse', async (request, reply) => {
+    if (isSendRoute(request)) metrics.intakeAnswered(reply.statusCode, reply.elapsedTime / 1000);
+  });
+  app.get('/metrics', async (_request, reply) => {
+    void reply.header('content-type', metrics.registry.contentType);
+    return metrics.registry.metrics();
+  });
+}

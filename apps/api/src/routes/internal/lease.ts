@@ -1,0 +1,13 @@
+import { InternalSinkParams, LeaseRequest, type Lease } from '@tablemere/contracts';
+import type { FastifyInstance } from 'fastify';
+import type { InternalRouteDeps } from '../../deps.ts';
+import { acquireLease } from '../../domain/leases.ts';
+import { parse } from '../../http/parse.ts';
+
+/** POST /internal/sinks/{id}/lease: take the sink's lease, or renew it with its lease_id. */
+export function takeLease(app: FastifyInstance, deps: InternalRouteDeps): void {
+  app.post('/internal/sinks/:id/lease', async (request): Promise<Lease> => {
+    const { id } = parse(InternalSinkParams, request.params, 'params');
+    return acquireLease(deps.pool, id, parse(LeaseRequest, request.body, 'body'));
+  });
+}

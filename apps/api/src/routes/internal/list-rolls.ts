@@ -1,0 +1,13 @@
+import { InternalSinkParams, RollsQuery, type RollList } from '@tablemere/contracts';
+import type { FastifyInstance } from 'fastify';
+import type { InternalRouteDeps } from '../../deps.ts';
+import { listRolls as list } from '../../domain/rolls.ts';
+import { parse } from '../../http/parse.ts';
+
+/** GET /internal/sinks/{id}/rolls[?state=open][&limit=N]: the sink's rolls, newest first. */
+export function listRolls(app: FastifyInstance, deps: InternalRouteDeps): void {
+  app.get('/internal/sinks/:id/rolls', async (request): Promise<RollList> => {
+    const { id } = parse(InternalSinkParams, request.params, 'params');
+    return { rolls: await list(deps.pool, id, parse(RollsQuery, request.query, 'query')) };
+  });
+}

@@ -1,0 +1,21 @@
+import { InternalSinksQuery, type InternalSinkList } from '@tablemere/contracts';
+import { query } from '@tablemere/db';
+import type { FastifyInstance } from 'fastify';
+import type { InternalRouteDeps } from '../../deps.ts';
+import { rollerView } from '../../domain/rolls-due.ts';
+import { parse } from '../../http/parse.ts';
+
+/**
+ * GET /internal/sinks[?due=true][&limit=N]: the live sinks as the roller needs them, with
+ * each warehouse's access in clear. With sinks disabled: `{enabled: false, sinks: []}`.
+ */
+export function listSinks(app: FastifyInstance, deps: InternalRouteDeps): void {
+  app.get('/internal/sinks', async (request): Promise<InternalSinkList> => {
+    const { due, limit } = parse(InternalSinksQuery, request.query, 'query');
+    if (!deps.sinksEnabled) {
+      const [row] = await query<{ now: Date }>(deps.pool, 'SELECT now()');
+      return { enabled: false, as_of: row!.now.toISOString(), sinks: [] };
+    }
+    return rollerView(deps.pool, deps.secrets, { due: due ?? false, intakeBucket: deps.intakeBucket, ...(limit ? { limit } : {}) });
+  });
+}

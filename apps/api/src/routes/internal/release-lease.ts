@@ -1,0 +1,13 @@
+import { LeaseParams, type LeaseRelease } from '@tablemere/contracts';
+import type { FastifyInstance } from 'fastify';
+import type { InternalRouteDeps } from '../../deps.ts';
+import { releaseLease as release } from '../../domain/leases.ts';
+import { parse } from '../../http/parse.ts';
+
+/** DELETE /internal/sinks/{id}/lease/{lease_id}: `released: false` when it was no longer this lease. */
+export function releaseLease(app: FastifyInstance, deps: InternalRouteDeps): void {
+  app.delete('/internal/sinks/:id/lease/:lease_id', async (request): Promise<LeaseRelease> => {
+    const { id, lease_id } = parse(LeaseParams, request.params, 'params');
+    return { released: await release(deps.pool, id, lease_id) };
+  });
+}

@@ -1,0 +1,13 @@
+import { InternalSinkParams, RollReport, type RollReportResult } from '@tablemere/contracts';
+import type { FastifyInstance } from 'fastify';
+import type { InternalRouteDeps } from '../../deps.ts';
+import { reportRoll as record } from '../../domain/rolls-report.ts';
+import { parse } from '../../http/parse.ts';
+
+/** POST /internal/sinks/{id}/roll: the roller's report of one roll (idempotent). */
+export function reportRoll(app: FastifyInstance, deps: InternalRouteDeps): void {
+  app.post('/internal/sinks/:id/roll', async (request): Promise<RollReportResult> => {
+    const { id } = parse(InternalSinkParams, request.params, 'params');
+    return record(deps.pool, id, parse(RollReport, request.body, 'body'));
+  });
+}

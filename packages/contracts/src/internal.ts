@@ -1,0 +1,253 @@
+import { z } from 'zod';
+import { Timestamp } from './names.ts';
+import { BatchId, ROLL_MAX_BATCHES, SinkId } from './sinks.ts';
+import { CatalogAuthInput } from './warehouses.ts';
+
+/**
+ * The roller's API: served only on the internal listener, guarded by
+ * `Authorization: Bearer <TABLEMERE_BOOTSTRAP_SECRET>`. It hands out tenant credentials in
+ * clear, which is why it is never reachable on the public port.
+ */
+
+const Count = z.number().int().nonnegative();
+
+/** An Iceberg snapshot id as a decimal string: a positive 63-bit integer (JSON numbers lose it). */
+export const SnapshotId = z
+  .string()
+  .regex(/^[1-9][0-9]{0,18}$/, 'a snapshot id is a positive decimal integer, as a string')
+  .refine((id) => BigInt(id) <= 9223372036854775807n, 'a snapshot id fits in 63 bits');
+
+/** Names a roller process in leases and logs (host name, pod name, ...). */
+export const RollerId = z.string().regex(/^[A-Za-z0-9._:@/-]{1,128}$/, '1-128 characters of A-Z a-z 0-9 . _ : @ / -');
+
+export const LeaseId = z.uuid();
+export const RollId = z.uuid();
+
+export const InternalSinkParams = z.strictObject({ id: SinkId });
+
+const Flag = z.enum(['true', 'false']).transform((value) => value === 'true');
+
+/** GET /internal/sinks[?due=true][&limit=N] */
+export const InternalSinksQuery = z.strictObject({
+  due: Flag.optional(),
+  limit: z.coerce.number().int().min(1).max(10_000).optional(),
+});
+export type InternalSinksQuery = z.infer<typeof InternalSinksQuery>;
+
+/** Why a sink is due; several can hold at once. */
+export const DUE_REASONS = ['roll_seconds', 'roll_bytes', 'max_batches', 'inactivity'] as const;
+export const DueReason = z.enum(DUE_REASONS);
+export type DueReason = z.infer<typeof DueReason>;
+
+/** The warehouse as the roller must use it to act as the tenant: secrets in clear. */
+export const InternalWarehouse = z.object({
+  id: z.uuid(),
+  name: z.string(),
+  rest_uri: z.string(),
+  warehouse: z.string(),
+  auth: CatalogAuthInput,
+  s3: z.object({
+    endpoint: z.string(),
+    region: z.string(),
+    access_key_id: z.string().nullable(),
+    secret_access_key: z.string().nullable(),
+    path_style: z.literal(true),
+  }),
+});
+export type InternalWarehouse = z.infer<typeof InternalWarehouse>;
+
+export const InternalSink = z.object({
+  id: SinkId,
+  project_id: z.uuid(),
+  name: z.string(),
+  /** `active`, `table_missing`, ...; deleted sinks are never listed. */
+  state: z.string(),
+  namespace: z.string(),
+  table: z.string(),
+  table_uuid: z.string().nullable(),
+  policy: z.object({
+    roll_seconds: z.number().int().positive(),
+    roll_bytes: z.number().int().positive(),
+    inactivity_seconds: z.number().int().positive().nullable(),
+    max_batches: z.literal(ROLL_MAX_BATCHES),
+  }),
+  /** The ledger's pending batches (object durable, answered 202, not yet committed). */
+  pending: z.object({
+    batches: Count,
+    bytes: Count,
+    oldest_received_at: Timestamp.nullable(),
+    newest_received_at: Timestamp.nullable(),
+  }),
+  due: z.boolean(),
+  due_reasons: z.array(DueReason),
+  last_roll_at: Timestamp.nullable(),
+  /** The current lease, when one is unexpired. */
+  lease: z.object({ roller_id: z.string(), expires_at: Timestamp }).nullable(),
+  warehouse: InternalWarehouse,
+  intake: z.object({
+    bucket: z.string(),
+    /** `_sink/<sink_id>/`: the pending batches, `<batch_id>.ndjson`. */
+    prefix: z.string(),
+    /** `_sink/<sink_id>/rejects/`. */
+    rejects_prefix: z.string(),
+  }),
+});
+export type InternalSink = z.infer<typeof InternalSink>;
+
+/** `enabled: false` (AL_SINKS_ENABLED=false): the roller idles; `sinks` is then empty. */
+export const InternalSinkList = z.object({
+  enabled: z.boolean(),
+  /** The database's clock when the list was read: due-ness was decided against it. */
+  as_of: Timestamp,
+  sinks: z.array(InternalSink),
+});
+export type InternalSinkList = z.infer<typeof InternalSinkList>;
+
+/** POST /internal/sinks/{id}/lease: take the lease, or renew it by giving its lease_id. */
+export const LeaseRequest = z.strictObject({
+  roller_id: RollerId,
+  ttl_seconds: z.number().int().min(5).max(3600),
+  lease_id: LeaseId.optional(),
+});
+export type LeaseRequest = z.infer<typeof LeaseRequest>;
+
+export const Lease = z.object({
+  sink_id: SinkId,
+  lease_id: LeaseId,
+  roller_id: z.string(),
+  acquired_at: Timestamp,
+  expires_at: Timestamp,
+});
+export type Lease = z.infer<typeof Lease>;
+
+/** The `holder` detail of 409 lease_held / lease_lost (null when nobody holds it). */
+export const LeaseHolder = z.object({ roller_id: z.string(), expires_at: Timestamp }).nullable();
+
+export const LeaseParams = z.strictObject({ id: SinkId, lease_id: LeaseId });
+
+/** DELETE /internal/sinks/{id}/lease/{lease_id}: false when the lease was not (or no longer) this one. */
+export const LeaseRelease = z.object({ released: z.boolean() });
+export type LeaseRelease = z.infer<typeof LeaseRelease>;
+
+export const ROLL_STATES = ['open', 'committed', 'empty', 'failed'] as const;
+export const RollState = z.enum(ROLL_STATES);
+export type RollState = z.infer<typeof RollState>;
+
+/**
+ * POST /internal/sinks/{id}/rolls: what the roller is about to commit, recorded before the
+ * commit, so recovery works even after the snapshot was expired.
+ */
+export const RollIntentRequest = z.strictObject({
+  lease_id: LeaseId,
+  snapshot_id: SnapshotId,
+  batch_ids: z
+    .array(BatchId)
+    .min(1)
+    .max(ROLL_MAX_BATCHES)
+    .refine((ids) => new Set(ids).size === ids.length, 'batch ids must be distinct'),
+});
+export type RollIntentRequest = z.infer<typeof RollIntentRequest>;
+
+export const RollIntent = z.object({
+  roll_id: RollId,
+  sink_id: SinkId,
+  snapshot_id: SnapshotId.nullable(),
+  batch_ids: z.array(z.string()),
+  state: RollState,
+  roller_id: z.string(),
+  created_at: Timestamp,
+  closed_at: Timestamp.nullable(),
+});
+export type RollIntent = z.infer<typeof RollIntent>;
+
+/** GET /internal/sinks/{id}/rolls[?state=open][&limit=N], newest first. */
+export const RollsQuery = z.strictObject({
+  state: RollState.optional(),
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+});
+export type RollsQuery = z.infer<typeof RollsQuery>;
+
+export const RollList = z.object({ rolls: z.array(RollIntent) });
+export type RollList = z.infer<typeof RollList>;
+
+/** One consumed batch: rows appended to the table from it, rows written to its rejects file. */
+export const ReportedBatch = z.strictObject({
+  batch_id: BatchId,
+  rows: Count,
+  rejected_rows: Count,
+});
+export type ReportedBatch = z.infer<typeof ReportedBatch>;
+
+export const ROLL_OUTCOMES = ['committed', 'empty', 'failed'] as const;
+export const RollOutcome = z.enum(ROLL_OUTCOMES);
+export type RollOutcome = z.infer<typeof RollOutcome>;
+
+/**
+ * POST /internal/sinks/{id}/roll: the roller's report. `committed`: one snapshot appended
+ * the batches; `empty`: the batches were consumed but every row was rejected, nothing was
+ * committed (or nothing was pending); `failed`: nothing was committed and nothing consumed
+ * (with roll_id, it closes that intent as abandoned: send it only when the commit surely did
+ * not happen). `rows` and `rejected_rows` are the sums over `batches`.
+ */
+export const RollReport = z
+  .strictObject({
+    lease_id: LeaseId,
+    roll_id: RollId.optional(),
+    snapshot_id: SnapshotId.nullable(),
+    batches: z
+      .array(ReportedBatch)
+      .max(ROLL_MAX_BATCHES)
+      .refine((batches) => new Set(batches.map((b) => b.batch_id)).size === batches.length, 'batch ids must be distinct'),
+    rows: Count,
+    rejected_rows: Count,
+    seconds: z.number().nonnegative(),
+    attempts: z.number().int().nonnegative(),
+    started_at: Timestamp,
+    outcome: RollOutcome,
+    error: z.string().max(4000).optional(),
+  })
+  .superRefine((report, ctx) => {
+    const issue = (path: string, message: string) => ctx.addIssue({ code: 'custom', path: [path], message });
+    if (report.outcome === 'committed') {
+      if (report.snapshot_id === null) issue('snapshot_id', 'a committed roll names its snapshot');
+      if (report.batches.length === 0) issue('batches', 'a committed roll consumed at least one batch');
+    } else if (report.snapshot_id !== null) {
+      issue('snapshot_id', `an ${report.outcome} roll committed no snapshot: send null`);
+    }
+    if (report.outcome === 'failed' && report.batches.length > 0) issue('batches', 'a failed roll consumed no batch');
+    if (report.outcome === 'empty' && report.rows > 0) issue('rows', 'an empty roll appended no rows');
+    const rows = report.batches.reduce((sum, b) => sum + b.rows, 0);
+    const rejected = report.batches.reduce((sum, b) => sum + b.rejected_rows, 0);
+    if (rows !== report.rows) issue('rows', `rows must be the sum over batches (${rows})`);
+    if (rejected !== report.rejected_rows) issue('rejected_rows', `rejected_rows must be the sum over batches (${rejected})`);
+  });
+export type RollReport = z.infer<typeof RollReport>;
+
+export const RollReportResult = z.object({
+  roll_id: RollId,
+  sink_id: SinkId,
+  outcome: RollOutcome,
+  snapshot_id: SnapshotId.nullable(),
+  /** What this report did to the ledger: rows it moved to committed, rows already committed, ids it has no row for. */
+  ledger: z.object({ committed: Count, already_committed: Count, unknown: Count }),
+  /** True when this roll was reported before: nothing changed this time. */
+  replayed: z.boolean(),
+});
+export type RollReportResult = z.infer<typeof RollReportResult>;
+
+export const SETTABLE_SINK_STATES = ['active', 'table_missing'] as const;
+
+/** PUT /internal/sinks/{id}/state: e.g. table_missing when the table was dropped, back to active. */
+export const SinkStateRequest = z.strictObject({
+  lease_id: LeaseId,
+  state: z.enum(SETTABLE_SINK_STATES),
+  reason: z.string().max(1000).optional(),
+});
+export type SinkStateRequest = z.infer<typeof SinkStateRequest>;
+
+export const SinkStateResult = z.object({
+  sink_id: SinkId,
+  state: z.string(),
+  previous_state: z.string(),
+});
+export type SinkStateResult = z.infer<typeof SinkStateResult>;

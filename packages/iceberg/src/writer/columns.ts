@@ -398,7 +398,7 @@ export class FixedBytesColumn extends LeafColumn {
 export interface VarBytesEncoding {
   /** An upper bound of the encoded length, or -1 when the value does not fit the type. */
   maxLength(value: unknown): number;
-  /** Writes the value at `offset`; returns the bytes written. */
+  /** Writes the value at `offset`; returns the bytes written, or -1 when the value does not fit the type. */
   write(value: unknown, target: Buffer, offset: number): number;
 }
 
@@ -422,7 +422,9 @@ export class VarBytesColumn extends LeafColumn {
     if (max < 0) return false;
     const start = this.offsets[i] as number;
     if (start + max > this.bytes.length) this.reserveBytes(start + max);
-    const end = start + this.encoding.write(value, this.bytes, start);
+    const written = this.encoding.write(value, this.bytes, start);
+    if (written < 0) return false;
+    const end = start + written;
     if (end > 0x7fffffff) throw new RangeError('a column holds more than 2 GiB of bytes; write smaller batches');
     this.offsets[i + 1] = end;
     return true;

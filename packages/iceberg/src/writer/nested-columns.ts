@@ -1,4 +1,4 @@
-import { isLosslessNumber } from 'lossless-json';
+import { isLosslessNumber, LosslessNumber } from 'lossless-json';
 import { type Data, type List, type Map_, makeData, type Struct } from 'apache-arrow';
 import { type Column, type Failure, clearBit, countNulls, setBit } from './columns.ts';
 
@@ -7,8 +7,9 @@ import { type Column, type Failure, clearBit, countNulls, setBit } from './colum
  * writer cannot fill. Each keeps the column contract: a failed append changes nothing.
  */
 
-function isJsonObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) && !isLosslessNumber(value);
+/** A JSON object (not an array, not a lossless number); runs once per struct value, so kept cheap. */
+export function isJsonObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof LosslessNumber);
 }
 
 /** Validity bits and length shared by the nested columns. */

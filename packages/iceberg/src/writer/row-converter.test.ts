@@ -207,3 +207,53 @@ describe('compileRowConverter: rejects', () => {
     expect((json(c.finish()) as Array<{ ingested: number }>).map((r) => r.ingested)).toEqual([1704067200000, 1704153600000]);
   });
 });
+
+describe('compileRowConverter: appendJson', () => {
+  const exactSchema = schemaFromJson({
+    type: 'struct',
+    fields: [
+      { id: 1, name: 'id', required: true, type: 'long' },
+      { id: 2, name: 'lat', required: false, type: 'double' },
+      { id: 3, name: 'amount', required: false, type: 'decimal(38, 20)' },
+      { id: 4, name: 'n', required: false, type: 'int' },
+    ],
+  });
+
+  const take = (text: string) => {
+    const c = compileRowConverter(exactSchema);
+    const reject = c.appendJson(text);
+    return { reject, rows: reject === null ? (json(c.finish()) as Array<Record<string, unknown>>) : [] };
+  };
+
+  it('takes long literals exactly, whichever column they are in', () => {
+    expect(take('{"id": 8333333333333333333, "lat": 52.84173604397888}').rows[0]).toMatchObject({ id: '8333333333333333333', lat: 52.84173604397888 });
+    expect(take('{"id": 9007199254740993}').rows[0]?.id).toBe('9007199254740993');
+    expect(take('{"id": -1e18}').rows[0]?.id).toBe('-1000000000000000000');
+    const c = compileRowConverter(exactSchema);
+    expect(c.appendJson('{"id": 1, "amount": 0.12345678901234567891}')).toBeNull();
+    const words = c.finish().getChild('amount')?.data[0]?.values as Uint32Array;
+    expect([...words.subarray(0, 4)].reduceRight((acc, w) => (acc << 32n) | BigInt(w), 0n)).toBe(12345678901234567891n);
+  });
+
+  it('rejects what rounding would have hidden', () => {
+    expect(take('{"id": 5.0000000000000001}').reject).toMatchObject({ reason: 'type_mismatch', field: 'id', got: '5.0000000000000001' });
+    expect(take('{"id": 9223372036854775808}').reject).toMatchObject({ reason: 'type_mismatch', field: 'id' });
+    expect(take('{"id": 1, "n": 2147483647.00000000001}').reject).toMatchObject({ reason: 'type_mismatch', field: 'n' });
+    expect(take('{"id": 1, "amount": 1.000000000000000000001}').reject).toMatchObject({ reason: 'type_mismatch', field: 'amount' });
+  });
+
+  it('keeps columns aligned when it re-parses a row', () => {
+    const c = compileRowConverter(exactSchema);
+    expect(c.appendJson('{"id": 1, "lat": 1.5}')).toBeNull();
+    expect(c.appendJson('{"lat": 2.5, "id": 12345678901234567, "amount": "1"}')).toBeNull();
+    expect(c.appendJson('{"lat": 3.5, "id": 1.0000000000000001}')?.reason).toBe('type_mismatch');
+    expect(json(c.finish())).toMatchObject([
+      { id: '1', lat: 1.5, amount: null },
+      { id: '12345678901234567', lat: 2.5 },
+    ]);
+  });
+
+  it('throws SyntaxError on text that is not JSON', () => {
+    expect(() => compileRowConverter(exactSchema).appendJson('{"id": ')).toThrow(SyntaxError);
+  });
+});

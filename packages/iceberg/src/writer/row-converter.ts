@@ -3,8 +3,10 @@ import { isLosslessNumber } from 'lossless-json';
 import type { Schema } from '../spec/schema.ts';
 import { type IcebergType, containsUnsupported, describeType } from '../spec/types.ts';
 import type { Column, Failure, RejectReason } from './columns.ts';
-import { ListColumn, MapColumn, StructColumn, type StructSlot, UnsupportedColumn, structSlot } from './nested-columns.ts';
+import { isJsonObject, ListColumn, MapColumn, StructColumn, type StructSlot, UnsupportedColumn, structSlot } from './nested-columns.ts';
+import { parseJsonLossless, roundedLiterals } from './json-row.ts';
 import { ruleFor } from './type-table.ts';
+import { checkingRounded, POSSIBLY_ROUNDED } from './values.ts';
 
 export type { RejectReason } from './columns.ts';
 
@@ -35,6 +37,12 @@ export interface RowConverter {
   readonly rowCount: number;
   /** Converts one parsed JSON row; null when taken, else why not (and nothing of it is kept). */
   append(row: unknown): RowReject | null;
+  /**
+   * Parses and converts one row of JSON text, exactly and faster than `append(parseJsonRow(text))`:
+   * `JSON.parse` first, and a lossless re-parse only when a long literal may have reached an
+   * integer or decimal column. Throws SyntaxError when the text is not JSON.
+   */
+  appendJson(text: string): RowReject | null;
   /** Sets the value of an injected column for the rows appended from now on. */
   setInjected(name: string, value: unknown): void;
   /** The taken rows as one Arrow table; the converter starts over empty. */
@@ -66,7 +74,25 @@ export function compileRowConverter(schema: Schema, options: RowConverterOptions
     if (built.field !== null) fields.push(built.field);
   }
   const root = new StructColumn(new Struct(fields), slots, false, 'a JSON object');
-  return new Converter(new ArrowSchema(fields), root, slots);
+  return new Converter(new ArrowSchema(fields), root, slots, schema.fields.some((field) => holdsExactNumbers(field.type)));
+}
+
+/** Whether JSON.parse rounding could change a value of this type (integers and decimals). */
+function holdsExactNumbers(type: IcebergType): boolean {
+  switch (type.kind) {
+    case 'int':
+    case 'long':
+    case 'decimal':
+      return true;
+    case 'struct':
+      return type.fields.some((field) => holdsExactNumbers(field.type));
+    case 'list':
+      return holdsExactNumbers(type.element);
+    case 'map':
+      return holdsExactNumbers(type.key) || holdsExactNumbers(type.value);
+    default:
+      return false;
+  }
 }
 
 class Converter implements RowConverter {
@@ -76,6 +102,7 @@ class Converter implements RowConverter {
     readonly arrowSchema: ArrowSchema,
     private readonly root: StructColumn,
     private readonly slots: readonly StructSlot[],
+    private readonly exactNumbers: boolean,
   ) {
     this.unset = new Set(slots.filter((slot) => slot.injected).map((slot) => slot.name));
   }
@@ -86,11 +113,22 @@ class Converter implements RowConverter {
 
   append(row: unknown): RowReject | null {
     if (this.unset.size > 0) throw new TypeError(`set the injected columns first: ${[...this.unset].join(', ')}`);
-    if (typeof row !== 'object' || row === null || Array.isArray(row) || isLosslessNumber(row)) {
-      return toReject({ reason: 'not_an_object', path: [], got: row });
-    }
+    if (!isJsonObject(row)) return toReject({ reason: 'not_an_object', path: [], got: row });
     const failure = this.root.append(row);
     return failure === null ? null : toReject(failure);
+  }
+
+  appendJson(text: string): RowReject | null {
+    const rounded = this.exactNumbers ? roundedLiterals(text) : null;
+    if (rounded === null) return this.append(JSON.parse(text));
+    try {
+      return checkingRounded(rounded, () => this.append(JSON.parse(text)));
+    } catch (error) {
+      if (error !== POSSIBLY_ROUNDED) throw error;
+      // The throw left partial values behind: cut every column back to the rows taken.
+      this.root.truncate(this.root.length);
+      return this.append(parseJsonLossless(text));
+    }
   }
 
   setInjected(name: string, value: unknown): void {

@@ -16,8 +16,8 @@ export type StatsFunction = (chunks: readonly Data[]) => ColumnStats;
 const STRING_BOUND_LENGTH = 16;
 
 function isValid(data: Data, i: number): boolean {
-  const bitmap = data.nullBitmap;
-  if (bitmap === undefined || bitmap === null || bitmap.length === 0) return true;
+  if (data.nullCount === 0) return true;
+  const bitmap = data.nullBitmap as Uint8Array;
   const at = data.offset + i;
   return (((bitmap[at >> 3] as number) >> (at & 7)) & 1) === 1;
 }
@@ -50,24 +50,36 @@ export const int32Stats: StatsFunction = (chunks) => {
 
 /** long, time, timestamp, timestamptz: 8-byte little-endian. */
 export const int64Stats: StatsFunction = (chunks) => {
-  let min: bigint | undefined;
-  let max: bigint | undefined;
+  // Compared as (signed high word, unsigned low word) to avoid a bigint per value.
+  let min: { words: Uint32Array; at: number } | undefined;
+  let max: { words: Uint32Array; at: number } | undefined;
   for (const data of chunks) {
     const values = data.values as BigInt64Array;
+    const words = new Uint32Array(values.buffer, values.byteOffset, values.length * 2);
     for (let i = 0; i < data.length; i++) {
       if (!isValid(data, i)) continue;
-      const v = values[data.offset + i] as bigint;
-      if (min === undefined || v < min) min = v;
-      if (max === undefined || v > max) max = v;
+      const at = 2 * (data.offset + i);
+      if (min === undefined || compare64(words, at, min.words, min.at) < 0) min = { words, at };
+      if (max === undefined || compare64(words, at, max.words, max.at) > 0) max = { words, at };
     }
   }
   if (min === undefined || max === undefined) return {};
-  const [lo, hi] = [min, max];
-  return {
-    lower: littleEndian(8, (view) => view.setBigInt64(0, lo, true)),
-    upper: littleEndian(8, (view) => view.setBigInt64(0, hi, true)),
-  };
+  return { lower: copyWords(min.words, min.at, 2), upper: copyWords(max.words, max.at, 2) };
 };
+
+function compare64(a: Uint32Array, i: number, b: Uint32Array, j: number): number {
+  const hiA = (a[i + 1] as number) | 0;
+  const hiB = (b[j + 1] as number) | 0;
+  if (hiA !== hiB) return hiA < hiB ? -1 : 1;
+  const loA = a[i] as number;
+  const loB = b[j] as number;
+  return loA === loB ? 0 : loA < loB ? -1 : 1;
+}
+
+/** The little-endian bytes of `count` words (the platform is little-endian, as Arrow's buffers are). */
+function copyWords(words: Uint32Array, at: number, count: number): Uint8Array {
+  return new Uint8Array(words.buffer.slice(words.byteOffset + 4 * at, words.byteOffset + 4 * (at + count)));
+}
 
 /** float and double: little-endian IEEE 754; NaN never a bound, counted instead; ±0 widened. */
 function floatStats(size: 4 | 8): StatsFunction {
@@ -168,26 +180,42 @@ export function minimalTwosComplement(value: bigint): Uint8Array {
   return bytes;
 }
 
+/** Compares two byte ranges as unsigned bytes, shorter-is-smaller on a common prefix. */
+function compareBytes(a: Uint8Array, aStart: number, aEnd: number, b: Uint8Array, bStart: number, bEnd: number): number {
+  const length = Math.min(aEnd - aStart, bEnd - bStart);
+  for (let k = 0; k < length; k++) {
+    const x = a[aStart + k] as number;
+    const y = b[bStart + k] as number;
+    if (x !== y) return x < y ? -1 : 1;
+  }
+  return aEnd - aStart - (bEnd - bStart);
+}
+
+interface ByteRange {
+  bytes: Uint8Array;
+  start: number;
+  end: number;
+}
+
 /** Smallest and largest of variable- or fixed-width byte values, compared as unsigned bytes. */
 function byteExtremes(chunks: readonly Data[], width: number | undefined): { min: Buffer; max: Buffer } | undefined {
-  let min: Buffer | undefined;
-  let max: Buffer | undefined;
+  let min: ByteRange | undefined;
+  let max: ByteRange | undefined;
   for (const data of chunks) {
     const bytes = data.values as Uint8Array;
-    const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     const offsets = data.valueOffsets as Int32Array | undefined;
     for (let i = 0; i < data.length; i++) {
       if (!isValid(data, i)) continue;
       const at = data.offset + i;
-      const value =
-        width === undefined
-          ? buffer.subarray(offsets?.[at] as number, offsets?.[at + 1] as number)
-          : buffer.subarray(at * width, (at + 1) * width);
-      if (min === undefined || Buffer.compare(value, min) < 0) min = value;
-      if (max === undefined || Buffer.compare(value, max) > 0) max = value;
+      const start = width === undefined ? (offsets?.[at] as number) : at * width;
+      const end = width === undefined ? (offsets?.[at + 1] as number) : start + width;
+      if (min === undefined || compareBytes(bytes, start, end, min.bytes, min.start, min.end) < 0) min = { bytes, start, end };
+      if (max === undefined || compareBytes(bytes, start, end, max.bytes, max.start, max.end) > 0) max = { bytes, start, end };
     }
   }
-  return min === undefined || max === undefined ? undefined : { min, max };
+  if (min === undefined || max === undefined) return undefined;
+  const copy = (range: ByteRange) => Buffer.from(range.bytes.subarray(range.start, range.end));
+  return { min: copy(min), max: copy(max) };
 }
 
 /** uuid: 16 bytes, big-endian, compared unsigned. */

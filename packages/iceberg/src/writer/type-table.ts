@@ -68,10 +68,25 @@ export interface TypeRule<T extends PrimitiveType> {
 
 type Rules = { readonly [K in PrimitiveType['kind']]: TypeRule<Extract<PrimitiveType, { kind: K }>> };
 
+/** Below this length a JavaScript loop copies ASCII faster than a call into Buffer.write. */
+const SHORT_STRING = 32;
+
 const UTF8: VarBytesEncoding = {
-  // A lone surrogate has no UTF-8 form: reject rather than write U+FFFD.
-  maxLength: (value) => (typeof value === 'string' && value.isWellFormed() ? value.length * 3 : -1),
-  write: (value, target, offset) => target.write(value as string, offset, 'utf8'),
+  maxLength: (value) => (typeof value === 'string' ? value.length * 3 : -1),
+  write: (value, target, offset) => {
+    const text = value as string;
+    if (text.length < SHORT_STRING) {
+      let i = 0;
+      for (; i < text.length; i++) {
+        const code = text.charCodeAt(i);
+        if (code >= 0x80) break;
+        target[offset + i] = code;
+      }
+      if (i === text.length) return i;
+    }
+    // A lone surrogate has no UTF-8 form: reject rather than write U+FFFD.
+    return text.isWellFormed() ? target.write(text, offset, 'utf8') : -1;
+  },
 };
 
 const BASE64: VarBytesEncoding = {

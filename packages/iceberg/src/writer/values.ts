@@ -7,6 +7,30 @@ import { isLosslessNumber } from 'lossless-json';
  */
 
 const TWO_63 = 2n ** 63n;
+
+/**
+ * Thrown by the exact parsers when a plain number may be a rounded long literal (see
+ * `checkingRounded`); the caller re-parses the row losslessly and converts it again.
+ */
+export const POSSIBLY_ROUNDED = Symbol('possibly rounded number');
+
+/** Doubles that may stand for longer literals, while a row parsed with `JSON.parse` is converted. */
+let rounded: readonly number[] | null = null;
+
+/** Runs `convert` with integer and decimal parsers refusing the `possiblyRounded` doubles. */
+export function checkingRounded<T>(possiblyRounded: readonly number[] | null, convert: () => T): T {
+  rounded = possiblyRounded;
+  try {
+    return convert();
+  } finally {
+    rounded = null;
+  }
+}
+
+function exact(n: number): number {
+  if (rounded !== null && rounded.includes(n)) throw POSSIBLY_ROUNDED;
+  return n;
+}
 const TWO_31 = 2 ** 31;
 
 /** A decimal literal split as (-1)^negative × digits × 10^exponent, digits without leading zeros. */
@@ -59,7 +83,7 @@ function numberLiteral(value: unknown): DecimalLiteral | undefined {
 
 /** int: a JSON integer (any notation whose value is integral, e.g. 7, 7.0, 7e0) in [-2^31, 2^31). */
 export function toInt32(value: unknown): number | undefined {
-  if (typeof value === 'number') return Number.isInteger(value) && value >= -TWO_31 && value < TWO_31 ? value + 0 : undefined;
+  if (typeof value === 'number') return Number.isInteger(exact(value)) && value >= -TWO_31 && value < TWO_31 ? value + 0 : undefined;
   const n = toInt64(value);
   return typeof n === 'number' && n >= -TWO_31 && n < TWO_31 ? n : undefined;
 }
@@ -67,7 +91,7 @@ export function toInt32(value: unknown): number | undefined {
 /** long: a JSON integer in [-2^63, 2^63). */
 export function toInt64(value: unknown): number | bigint | undefined {
   if (typeof value === 'number') {
-    if (Number.isSafeInteger(value)) return value + 0;
+    if (Number.isSafeInteger(exact(value))) return value + 0;
     if (!Number.isInteger(value)) return undefined;
   }
   const literal = numberLiteral(value);
@@ -112,9 +136,9 @@ const POW10: readonly number[] = Array.from({ length: 23 }, (_, i) => 10 ** i);
  * zeros aside) and at most P digits in all. Returns the unscaled integer.
  */
 export function toDecimal(value: unknown, precision: number, scale: number): number | bigint | undefined {
-  if (typeof value === 'number' && Number.isFinite(value) && scale <= 15) {
+  if (typeof value === 'number' && Number.isFinite(exact(value)) && scale <= 15) {
     // Fast path: the double is the nearest to a literal of at most 15 significant digits
-    // (parseJsonRow guarantees that), so when a small unscaled integer maps back to exactly
+    // (exact parsing guarantees that), so when a small unscaled integer maps back to exactly
     // this double it is that literal.
     const factor = POW10[scale] as number;
     const unscaled = Math.round(value * factor);

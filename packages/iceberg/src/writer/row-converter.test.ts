@@ -199,6 +199,16 @@ describe('compileRowConverter: rejects', () => {
     expect(() => compileRowConverter(SCHEMA, { injected: ['nope'] })).toThrow(/not a top-level field/);
   });
 
+  it('drops the rows after a given count on truncate', () => {
+    const c = converter();
+    for (let id = 1; id <= 5; id++) c.append({ id, tags: [String(id)], attrs: { k: id } });
+    c.truncate(2);
+    expect(c.rowCount).toBe(2);
+    c.append({ id: 6, tags: ['6'] });
+    expect((json(c.finish()) as Array<{ id: string; tags: string[] }>).map((r) => [r.id, r.tags])).toEqual([['1', ['1']], ['2', ['2']], ['6', ['6']]]);
+    expect(() => c.truncate(1)).toThrow(RangeError);
+  });
+
   it('changes the injected value between batches', () => {
     const c = converter();
     c.append({ id: 1 });

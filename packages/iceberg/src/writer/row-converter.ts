@@ -43,6 +43,8 @@ export interface RowConverter {
    * integer or decimal column. Throws SyntaxError when the text is not JSON.
    */
   appendJson(text: string): RowReject | null;
+  /** Drops the rows taken after the first `rowCount` (e.g. a batch that turned out unreadable). */
+  truncate(rowCount: number): void;
   /** Sets the value of an injected column for the rows appended from now on. */
   setInjected(name: string, value: unknown): void;
   /** The taken rows as one Arrow table; the converter starts over empty. */
@@ -129,6 +131,13 @@ class Converter implements RowConverter {
       this.root.truncate(this.root.length);
       return this.append(parseJsonLossless(text));
     }
+  }
+
+  truncate(rowCount: number): void {
+    if (!Number.isInteger(rowCount) || rowCount < 0 || rowCount > this.root.length) {
+      throw new RangeError(`cannot truncate ${this.root.length} rows to ${rowCount}`);
+    }
+    this.root.truncate(rowCount);
   }
 
   setInjected(name: string, value: unknown): void {

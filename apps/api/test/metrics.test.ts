@@ -1,0 +1,55 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ApiMetrics } from '../src/http/metrics.ts';
+import { call } from './support/harness.ts';
+import { startInternalTestApi, type InternalTestApi } from './support/internal-harness.ts';
+
+let api: InternalTestApi;
+
+beforeAll(async () => {
+  api = await startInternalTestApi();
+});
+afterAll(async () => {
+  await api?.close();
+});
+
+/** The value of one sample line of the Prometheus text, or undefined when absent. */
+function sample(text: string, series: string): number | undefined {
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+  return line === undefined ? undefined : Number(line.slice(series.length + 1));
+}
+
+describe('GET /metrics', () => {
+  it('serves the intake series and the process metrics as Prometheus text, without a key', async () => {
+    const res = await call(api.app, 'GET', '/metrics');
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toMatch(/^text\/plain; version=0\.0\.4/);
+    for (const name of [
+      'tablemere_intake_requests_total',
+      'tablemere_intake_request_duration_seconds',
+      'tablemere_intake_batches_total',
+      'tablemere_intake_bytes_total',
+      'tablemere_intake_rows_total',
+      'process_cpu_user_seconds_total',
+      'nodejs_heap_size_used_bytes',
+    ]) {
+      expect(res.text).toContain(`# TYPE ${name} `);
+    }
+    expect(sample(res.text, 'tablemere_intake_batches_total')).toBe(0);
+  });
+
+  it('counts accepted batches, bytes and rows, and times answers of the send route only', async () => {
+    const metrics = new ApiMetrics();
+    const { app } = api.variant({ sinksEnabled: true, metrics });
+    metrics.intakeAccepted({ bytes: 2048, rows: 10, rejected: 2 });
+    metrics.intakeAccepted({ bytes: 100, rows: 1, rejected: 0 });
+    // Other routes are not timed as intake.
+    await call(app, 'GET', '/healthz');
+    await call(app, 'GET', '/v1/usage', { key: api.adminKey });
+    const text = (await call(app, 'GET', '/metrics')).text;
+    expect(sample(text, 'tablemere_intake_batches_total')).toBe(2);
+    expect(sample(text, 'tablemere_intake_bytes_total')).toBe(2148);
+    expect(sample(text, 'tablemere_intake_rows_total{outcome="accepted"}')).toBe(11);
+    expect(sample(text, 'tablemere_intake_rows_total{outcome="rejected"}')).toBe(2);
+    expect(text).not.toMatch(/tablemere_intake_requests_total\{/);
+  });
+});

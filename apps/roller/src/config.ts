@@ -1,20 +1,99 @@
+import { hostname } from 'node:os';
 import { z } from 'zod';
+import { CRASH_POINTS } from './crash.ts';
 
-const schema = z.object({
-  TABLEMERE_ROLLER_HOST: z.string().default('127.0.0.1'),
-  TABLEMERE_ROLLER_PORT: z.coerce.number().int().min(0).max(65535).default(8788),
-  TABLEMERE_ROLLER_TICK_SECONDS: z.coerce.number().positive().default(10),
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace']).default('info'),
-});
+const Seconds = z.coerce.number().positive();
+const WholeSeconds = z.coerce.number().int().positive();
 
-export type RollerConfig = Readonly<z.infer<typeof schema>>;
+const Env = z
+  .object({
+    TABLEMERE_ROLLER_HOST: z.string().min(1).default('127.0.0.1'),
+    TABLEMERE_ROLLER_PORT: z.coerce.number().int().min(0).max(65535).default(8788),
+    /** The API's internal listener; defaults to 127.0.0.1 on TABLEMERE_INTERNAL_PORT. */
+    TABLEMERE_INTERNAL_URL: z.url({ protocol: /^https?$/ }).optional(),
+    TABLEMERE_INTERNAL_PORT: z.coerce.number().int().min(1).max(65535).default(8789),
+    TABLEMERE_BOOTSTRAP_SECRET: z.string().min(1, 'is required: the bearer token of the internal API'),
+    /** The platform's store, where the intake keeps batches. */
+    AWS_ENDPOINT_URL: z.url().optional(),
+    AWS_REGION: z.string().min(1).default('us-east-1'),
+    AWS_ACCESS_KEY_ID: z.string().min(1).optional(),
+    AWS_SECRET_ACCESS_KEY: z.string().min(1).optional(),
+    AWS_SESSION_TOKEN: z.string().min(1).optional(),
+    TABLEMERE_ROLLER_ID: z.string().regex(/^[A-Za-z0-9._:@/-]{1,128}$/).optional(),
+    TABLEMERE_ROLLER_TICK_SECONDS: Seconds.default(10),
+    /** Rolls running at once across sinks. */
+    TABLEMERE_ROLLER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
+    /** Lease time to live; renewed every third of it while a roll runs. */
+    TABLEMERE_ROLLER_LEASE_SECONDS: z.coerce.number().int().min(15).max(3600).default(300),
+    /** How often every sink is surveyed: lag gauges, and sinks whose table went missing. */
+    TABLEMERE_ROLLER_SURVEY_SECONDS: Seconds.default(60),
+    /** How long a stop waits for running rolls before abandoning them at a safe point. */
+    TABLEMERE_ROLLER_SHUTDOWN_SECONDS: Seconds.default(30),
+    TABLEMERE_ROLLER_REJECTS_RETENTION_SECONDS: WholeSeconds.default(7 * 24 * 3600),
+    /** Rejects of one sink are swept at most this often (per process). */
+    TABLEMERE_ROLLER_SWEEP_SECONDS: Seconds.default(3600),
+    /** Test hook: SIGKILL this process when a roll reaches the named point. */
+    TABLEMERE_ROLLER_CRASH_AT: z.enum(CRASH_POINTS).optional(),
+    LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace']).default('info'),
+  })
+  .refine((e) => (e.AWS_ACCESS_KEY_ID === undefined) === (e.AWS_SECRET_ACCESS_KEY === undefined), {
+    message: 'set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY together, or neither (default credential chain)',
+    path: ['AWS_SECRET_ACCESS_KEY'],
+  });
+
+export interface RollerConfig {
+  http: { host: string; port: number };
+  api: { url: string; secret: string };
+  store: {
+    endpoint: string | undefined;
+    region: string;
+    credentials: { accessKeyId: string; secretAccessKey: string; sessionToken?: string } | undefined;
+  };
+  rollerId: string;
+  tickSeconds: number;
+  concurrency: number;
+  leaseSeconds: number;
+  surveySeconds: number;
+  shutdownSeconds: number;
+  rejectsRetentionSeconds: number;
+  sweepSeconds: number;
+  crashAt: (typeof CRASH_POINTS)[number] | undefined;
+  logLevel: string;
+}
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+  constructor(readonly problems: string[]) {
+    super(`roller configuration is invalid: ${problems.join('; ')}`);
+  }
+}
 
 /** Reads the environment once, at start-up; every problem is named in one message. */
-export function loadConfig(env: NodeJS.ProcessEnv): RollerConfig {
-  const parsed = schema.safeParse(env);
-  if (!parsed.success) {
-    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
-    throw new Error(`roller configuration is invalid: ${problems}`);
-  }
-  return Object.freeze(parsed.data);
+export function loadConfig(env: Record<string, string | undefined>): Readonly<RollerConfig> {
+  const parsed = Env.safeParse(env);
+  if (!parsed.success) throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`));
+  const e = parsed.data;
+  const config: RollerConfig = {
+    http: { host: e.TABLEMERE_ROLLER_HOST, port: e.TABLEMERE_ROLLER_PORT },
+    api: { url: (e.TABLEMERE_INTERNAL_URL ?? `http://127.0.0.1:${e.TABLEMERE_INTERNAL_PORT}`).replace(/\/+$/, ''), secret: e.TABLEMERE_BOOTSTRAP_SECRET },
+    store: {
+      endpoint: e.AWS_ENDPOINT_URL,
+      region: e.AWS_REGION,
+      credentials:
+        e.AWS_ACCESS_KEY_ID && e.AWS_SECRET_ACCESS_KEY
+          ? { accessKeyId: e.AWS_ACCESS_KEY_ID, secretAccessKey: e.AWS_SECRET_ACCESS_KEY, ...(e.AWS_SESSION_TOKEN ? { sessionToken: e.AWS_SESSION_TOKEN } : {}) }
+          : undefined,
+    },
+    rollerId: e.TABLEMERE_ROLLER_ID ?? `${hostname().replace(/[^A-Za-z0-9._-]/g, '-').slice(0, 100)}:${process.pid}`,
+    tickSeconds: e.TABLEMERE_ROLLER_TICK_SECONDS,
+    concurrency: e.TABLEMERE_ROLLER_CONCURRENCY,
+    leaseSeconds: e.TABLEMERE_ROLLER_LEASE_SECONDS,
+    surveySeconds: e.TABLEMERE_ROLLER_SURVEY_SECONDS,
+    shutdownSeconds: e.TABLEMERE_ROLLER_SHUTDOWN_SECONDS,
+    rejectsRetentionSeconds: e.TABLEMERE_ROLLER_REJECTS_RETENTION_SECONDS,
+    sweepSeconds: e.TABLEMERE_ROLLER_SWEEP_SECONDS,
+    crashAt: e.TABLEMERE_ROLLER_CRASH_AT,
+    logLevel: e.LOG_LEVEL,
+  };
+  return Object.freeze(config);
 }

@@ -1,36 +1,79 @@
 /**
- * The sink-roller service. Until the roll pipeline lands (issue 5) it only ticks and reports
- * health, so the stack can start, supervise and stop it like the real thing.
+ * The sink-roller service: a tick loop rolling due sinks, /healthz and /metrics on
+ * TABLEMERE_ROLLER_PORT, and a clean stop on SIGINT/SIGTERM (running rolls finish, or stop at
+ * a safe point after TABLEMERE_ROLLER_SHUTDOWN_SECONDS; leases are released).
  */
 import { createServer } from 'node:http';
-import pino from 'pino';
-import { collectDefaultMetrics, Registry } from 'prom-client';
-import { loadConfig } from './config.ts';
+import { ConfigError, loadConfig } from './config.ts';
+import { createRollDeps, credentialsSource } from './deps.ts';
+import { createLogger } from './log.ts';
+import { RollerMetrics } from './metrics.ts';
+import { Roller } from './roller.ts';
 
-const config = loadConfig(process.env);
-const log = pino({ level: config.LOG_LEVEL, base: { service: 'roller' } });
-const registry = new Registry();
-collectDefaultMetrics({ register: registry });
-
-const server = createServer((req, res) => {
-  if (req.url === '/healthz') {
-    res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok"}');
-  } else if (req.url === '/metrics') {
-    void registry.metrics().then((body) => res.writeHead(200, { 'content-type': registry.contentType }).end(body));
-  } else {
-    res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"code":"not_found","message":"no such route"}}');
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig(process.env);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    createLogger().fatal({ problems: error.problems }, error.message);
+    process.exitCode = 1;
+    return;
   }
-});
-server.listen(config.TABLEMERE_ROLLER_PORT, config.TABLEMERE_ROLLER_HOST, () => {
-  log.info({ port: config.TABLEMERE_ROLLER_PORT, tick_seconds: config.TABLEMERE_ROLLER_TICK_SECONDS }, 'roller started; idle: no roll pipeline yet');
-});
+  const log = createLogger({ level: config.logLevel });
+  const metrics = new RollerMetrics();
+  const deps = createRollDeps(config, log, metrics);
+  const roller = new Roller(deps, {
+    rollerId: config.rollerId,
+    leaseSeconds: config.leaseSeconds,
+    concurrency: config.concurrency,
+    tickSeconds: config.tickSeconds,
+    surveySeconds: config.surveySeconds,
+  });
 
-const tick = setInterval(() => log.debug('tick'), config.TABLEMERE_ROLLER_TICK_SECONDS * 1000);
+  const server = createServer((req, res) => {
+    if (req.url === '/healthz') {
+      const body = { status: 'ok', roller_id: config.rollerId, in_flight: roller.inFlight, last_tick_at: roller.lastTickAt?.toISOString() ?? null };
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    } else if (req.url === '/metrics') {
+      metrics.registry.metrics().then(
+        (body) => res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(body),
+        () => res.writeHead(500).end(),
+      );
+    } else {
+      res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"code":"not_found","message":"no such route; try /healthz or /metrics"}}');
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(config.http.port, config.http.host, resolve));
+  log.info(
+    {
+      roller_id: config.rollerId,
+      address: `http://${config.http.host}:${config.http.port}`,
+      internal_api: config.api.url,
+      store: config.store.endpoint ?? `AWS S3 (${config.store.region})`,
+      store_credentials: credentialsSource(config),
+      tick_seconds: config.tickSeconds,
+      concurrency: config.concurrency,
+      lease_seconds: config.leaseSeconds,
+      ...(config.crashAt ? { crash_at: config.crashAt } : {}),
+    },
+    `tablemere roller ${config.rollerId} started; rolling through ${config.api.url}`,
+  );
+  roller.start();
 
-const shutdown = (signal: string) => {
-  log.info({ signal }, 'roller stopping');
-  clearInterval(tick);
-  server.close(() => process.exit(0));
-};
-process.on('SIGINT', () => shutdown('SIGINT'));
-process.on('SIGTERM', () => shutdown('SIGTERM'));
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal, in_flight: roller.inFlight }, 'stopping: finishing running rolls');
+    await roller.stop(config.shutdownSeconds * 1000);
+    await new Promise((resolve) => server.close(resolve));
+    deps.close();
+    log.info('stopped');
+    log.flush();
+  };
+  process.once('SIGINT', () => void stop('SIGINT'));
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+}
+
+await main();

@@ -1,0 +1,104 @@
+/**
+ * The operator command: one roll now, then exit. Same pipeline, lease and reports as the
+ * service; the policy is not consulted for a named sink (that is the point: drain it now).
+ *
+ *   node --import tsx apps/roller/src/cli.ts roll <sink_id>
+ *   node --import tsx apps/roller/src/cli.ts roll --all-due
+ *
+ * Prints one JSON line per sink. Exit codes: 0 every roll finished (committed, empty or
+ * idle), 1 a roll failed, 2 bad usage or configuration, 3 another roller holds a lease.
+ */
+import { Command, CommanderError } from 'commander';
+import type { InternalSink } from '@tablemere/contracts';
+import { ConfigError, loadConfig } from './config.ts';
+import { createRollDeps } from './deps.ts';
+import { createLogger } from './log.ts';
+import { RollerMetrics } from './metrics.ts';
+import { dueReasons } from './roll/policy.ts';
+import { rollSink, type SinkRollSummary } from './run-sink.ts';
+
+const EXIT = { ok: 0, failed: 1, usage: 2, busy: 3 } as const;
+
+function print(summary: SinkRollSummary): void {
+  process.stdout.write(`${JSON.stringify(summary, (_, value: unknown) => (typeof value === 'bigint' ? value.toString() : value))}\n`);
+}
+
+async function roll(sinkId: string | undefined, options: { allDue?: boolean }): Promise<number> {
+  if ((sinkId === undefined) === !options.allDue) {
+    process.stderr.write('roll: name one sink id, or pass --all-due\n');
+    return EXIT.usage;
+  }
+  const config = loadConfig(process.env);
+  // Logs go to stderr: stdout carries the summaries.
+  const log = createLogger({ level: config.logLevel, destination: process.stderr });
+  const deps = createRollDeps(config, log, new RollerMetrics({ processMetrics: false }));
+  const stop = new AbortController();
+  const onSignal = () => stop.abort();
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  try {
+    const list = await deps.api.listSinks(options.allDue ? { due: true } : {});
+    if (!list.enabled) {
+      process.stderr.write('roll: sinks are disabled on this API (AL_SINKS_ENABLED=false); nothing to do\n');
+      return EXIT.ok;
+    }
+    let sinks: InternalSink[];
+    if (sinkId !== undefined) {
+      const sink = list.sinks.find((s) => s.id === sinkId);
+      if (!sink) {
+        process.stderr.write(`roll: no live sink ${sinkId}\n`);
+        return EXIT.usage;
+      }
+      sinks = [sink];
+    } else {
+      const now = new Date(list.as_of);
+      sinks = list.sinks.filter((s) => dueReasons(s.policy, s.pending, now).length > 0);
+    }
+    const summaries: SinkRollSummary[] = [];
+    let next = 0;
+    const worker = async () => {
+      while (next < sinks.length && !stop.signal.aborted) {
+        const summary = await rollSink(deps, sinks[next++]!, { rollerId: config.rollerId, leaseSeconds: config.leaseSeconds, stop: stop.signal });
+        print(summary);
+        summaries.push(summary);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(config.concurrency, sinks.length) }, worker));
+    if (summaries.some((s) => s.status === 'failed')) return EXIT.failed;
+    if (summaries.some((s) => s.status === 'busy')) return EXIT.busy;
+    return EXIT.ok;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    deps.close();
+  }
+}
+
+async function main(argv: string[]): Promise<number> {
+  let code: number = EXIT.ok;
+  const program = new Command('roller')
+    .description('tablemere sink roller: operator commands')
+    .exitOverride()
+    .configureOutput({ writeErr: (text) => process.stderr.write(text) });
+  program
+    .command('roll')
+    .description('roll one sink now (whatever its policy says), or every due sink once, then exit')
+    .argument('[sink_id]', 'the sink to roll, snk_…')
+    .option('--all-due', 'roll every sink whose policy says it is due')
+    .action(async (sinkId: string | undefined, options: { allDue?: boolean }) => {
+      code = await roll(sinkId, options);
+    });
+  try {
+    await program.parseAsync(argv);
+  } catch (error) {
+    if (error instanceof CommanderError) return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
+    if (error instanceof ConfigError) {
+      process.stderr.write(`${error.message}\n`);
+      return EXIT.usage;
+    }
+    throw error;
+  }
+  return code;
+}
+
+process.exitCode = await main(process.argv);

@@ -1,0 +1,36 @@
+/**
+ * A test-only fault hook: with TABLEMERE_ROLLER_CRASH_AT=<point> the process SIGKILLs itself
+ * the first time a roll reaches that point, so tests can prove a roll is safe to die anywhere.
+ * Unset, every check is one comparison with undefined.
+ */
+export const CRASH_POINTS = [
+  /** Rejects files written, nothing else. */
+  'after-rejects',
+  /** The Parquet data file written, no intent recorded. */
+  'after-write',
+  /** The roll intent recorded, not committed. */
+  'after-intent',
+  /** The snapshot committed, no batch deleted. */
+  'after-commit',
+  /** Half of the consumed batches deleted. */
+  'mid-delete',
+  /** Every consumed batch deleted, the report not sent. */
+  'before-report',
+  /** The report sent, the lease not released. */
+  'after-report',
+] as const;
+
+export type CrashPoint = (typeof CRASH_POINTS)[number];
+
+export class CrashHook {
+  constructor(private readonly at: CrashPoint | undefined) {}
+
+  /** True when the hook will fire at `point`: lets a step split its work to make the point reachable. */
+  armed(point: CrashPoint): boolean {
+    return this.at === point;
+  }
+
+  reached(point: CrashPoint): void {
+    if (this.at === point) process.kill(process.pid, 'SIGKILL');
+  }
+}

@@ -1,0 +1,163 @@
+import {
+  ErrorBody,
+  InternalSinkList,
+  Lease,
+  LeaseRelease,
+  RollIntent,
+  RollList,
+  RollReportResult,
+  SinkStateResult,
+  type LeaseRequest,
+  type RollIntentRequest,
+  type RollReport,
+  type RollState,
+  type SinkStateRequest,
+} from '@tablemere/contracts';
+import type { z } from 'zod';
+
+/**
+ * What went wrong talking to the internal API, as a closed set. `code` is the API's error
+ * code when it answered with one (lease_held, lease_lost, roll_conflict, sink_not_found, ...).
+ */
+export type InternalApiErrorKind =
+  /** No answer, a timeout, or a 5xx: the same call may work later. */
+  | 'unavailable'
+  /** The bootstrap secret was refused. */
+  | 'unauthorized'
+  /** A 4xx with an error code. */
+  | 'refused'
+  /** A 2xx whose body does not match the contract. */
+  | 'bad_response';
+
+export class InternalApiError extends Error {
+  override readonly name = 'InternalApiError';
+  constructor(
+    readonly kind: InternalApiErrorKind,
+    message: string,
+    readonly status: number | undefined = undefined,
+    readonly code: string | undefined = undefined,
+    readonly details: Record<string, unknown> = {},
+  ) {
+    super(message);
+  }
+}
+
+export function isApiRefusal(error: unknown, code: string): error is InternalApiError {
+  return error instanceof InternalApiError && error.kind === 'refused' && error.code === code;
+}
+
+export interface InternalApiOptions {
+  /** e.g. `http://127.0.0.1:8789` */
+  url: string;
+  /** TABLEMERE_BOOTSTRAP_SECRET */
+  secret: string;
+  timeoutMs?: number;
+  /** Attempts for calls that fail as `unavailable`; every call here is safe to repeat. */
+  attempts?: number;
+}
+
+const sinkPath = (sinkId: string) => `/internal/sinks/${encodeURIComponent(sinkId)}`;
+
+/**
+ * The roller's client of the API's internal listener. Requests and answers are checked
+ * against the zod contracts both sides share. Every route it calls is idempotent by
+ * contract (a repeated intent or report answers the recorded one), so transient failures
+ * are retried a few times.
+ */
+export class InternalApi {
+  private readonly timeoutMs: number;
+  private readonly attempts: number;
+
+  constructor(private readonly options: InternalApiOptions) {
+    this.timeoutMs = options.timeoutMs ?? 15_000;
+    this.attempts = options.attempts ?? 3;
+  }
+
+  get url(): string {
+    return this.options.url;
+  }
+
+  listSinks(query: { due?: boolean; limit?: number } = {}) {
+    const params = new URLSearchParams();
+    if (query.due !== undefined) params.set('due', String(query.due));
+    if (query.limit !== undefined) params.set('limit', String(query.limit));
+    const search = params.size > 0 ? `?${params}` : '';
+    return this.call('GET', `/internal/sinks${search}`, undefined, InternalSinkList);
+  }
+
+  lease(sinkId: string, request: LeaseRequest) {
+    return this.call('POST', `${sinkPath(sinkId)}/lease`, request, Lease);
+  }
+
+  releaseLease(sinkId: string, leaseId: string) {
+    return this.call('DELETE', `${sinkPath(sinkId)}/lease/${encodeURIComponent(leaseId)}`, undefined, LeaseRelease);
+  }
+
+  recordIntent(sinkId: string, request: RollIntentRequest) {
+    return this.call('POST', `${sinkPath(sinkId)}/rolls`, request, RollIntent);
+  }
+
+  async listRolls(sinkId: string, state: RollState, limit = 1000) {
+    return (await this.call('GET', `${sinkPath(sinkId)}/rolls?state=${state}&limit=${limit}`, undefined, RollList)).rolls;
+  }
+
+  report(sinkId: string, report: RollReport) {
+    return this.call('POST', `${sinkPath(sinkId)}/roll`, report, RollReportResult);
+  }
+
+  setState(sinkId: string, request: SinkStateRequest) {
+    return this.call('PUT', `${sinkPath(sinkId)}/state`, request, SinkStateResult);
+  }
+
+  private async call<S extends z.ZodType>(method: string, path: string, body: unknown, schema: S): Promise<z.infer<S>> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.once(method, path, body, schema);
+      } catch (error) {
+        if (!(error instanceof InternalApiError) || error.kind !== 'unavailable' || attempt >= this.attempts) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 250 * 2 ** (attempt - 1)));
+      }
+    }
+  }
+
+  private async once<S extends z.ZodType>(method: string, path: string, body: unknown, schema: S): Promise<z.infer<S>> {
+    const what = `${method} ${path.split('?')[0]}`;
+    let response: Response;
+    try {
+      response = await fetch(`${this.options.url}${path}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${this.options.secret}`,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        signal: AbortSignal.timeout(this.timeoutMs),
+      });
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      throw new InternalApiError('unavailable', `${what}: no answer from the internal API at ${this.options.url} (${reason})`);
+    }
+    const text = await response.text();
+    const json = parseOrUndefined(text);
+    if (!response.ok) {
+      const parsed = ErrorBody.safeParse(json);
+      const code = parsed.success ? parsed.data.error.code : undefined;
+      const { code: _, message, ...details } = parsed.success ? parsed.data.error : { code: undefined, message: text.slice(0, 200) };
+      const kind: InternalApiErrorKind = response.status === 401 ? 'unauthorized' : response.status >= 500 ? 'unavailable' : 'refused';
+      throw new InternalApiError(kind, `${what}: ${response.status}${code ? ` ${code}` : ''}: ${message}`, response.status, code, details);
+    }
+    const parsed = schema.safeParse(json);
+    if (!parsed.success) {
+      throw new InternalApiError('bad_response', `${what}: the answer does not match the contract: ${parsed.error.issues.slice(0, 3).map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`, response.status);
+    }
+    return parsed.data;
+  }
+}
+
+function parseOrUndefined(text: string): unknown {
+  try {
+    return text === '' ? undefined : JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,74 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { FailureReason } from './errors.ts';
+
+export type RollOutcomeLabel = 'committed' | 'empty' | 'idle' | 'failed';
+
+/** The roller's Prometheus metrics, in a registry of their own (served at /metrics). */
+export class RollerMetrics {
+  readonly registry = new Registry();
+  readonly rollSeconds = new Histogram({
+    name: 'tablemere_roller_roll_duration_seconds',
+    help: 'Wall time of one roll, lease to report, by outcome',
+    labelNames: ['outcome'] as const,
+    buckets: [0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 40, 80, 160],
+    registers: [this.registry],
+  });
+  readonly rolls = new Counter({
+    name: 'tablemere_roller_rolls_total',
+    help: 'Rolls by outcome (committed, empty: every row rejected, idle: nothing pending, failed)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly rows = new Counter({ name: 'tablemere_roller_rows_total', help: 'Rows appended to tables', registers: [this.registry] });
+  readonly batches = new Counter({ name: 'tablemere_roller_batches_total', help: 'Intake batches consumed', registers: [this.registry] });
+  readonly rejects = new Counter({
+    name: 'tablemere_roller_rejected_rows_total',
+    help: 'Rows written to rejects files, by reason',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+  readonly commitRetries = new Counter({
+    name: 'tablemere_roller_commit_retries_total',
+    help: 'Commit attempts repeated after a lost race or an unknown outcome',
+    registers: [this.registry],
+  });
+  readonly failures = new Counter({
+    name: 'tablemere_roller_roll_failures_total',
+    help: 'Rolls that ended early, by reason',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+  readonly lagSeconds = new Gauge({
+    name: 'tablemere_roller_lag_seconds',
+    help: 'Age of the oldest pending batch per sink, as of the last survey or roll',
+    labelNames: ['sink'] as const,
+    registers: [this.registry],
+  });
+  readonly pendingBatches = new Gauge({
+    name: 'tablemere_roller_pending_batches',
+    help: 'Pending batches per sink, as of the last survey or roll',
+    labelNames: ['sink'] as const,
+    registers: [this.registry],
+  });
+  readonly inFlight = new Gauge({ name: 'tablemere_roller_rolls_in_flight', help: 'Rolls running now', registers: [this.registry] });
+
+  constructor(options: { processMetrics?: boolean } = {}) {
+    if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry });
+  }
+
+  failed(reason: FailureReason): void {
+    this.failures.inc({ reason });
+  }
+
+  /** Replaces the per-sink lag series with `sinks` (sinks that are gone lose their series). */
+  setLag(sinks: ReadonlyArray<{ id: string; batches: number; seconds: number }>, replace: boolean): void {
+    if (replace) {
+      this.lagSeconds.reset();
+      this.pendingBatches.reset();
+    }
+    for (const sink of sinks) {
+      this.lagSeconds.set({ sink: sink.id }, sink.seconds);
+      this.pendingBatches.set({ sink: sink.id }, sink.batches);
+    }
+  }
+}

@@ -1,0 +1,48 @@
+import type { InternalSink } from '@tablemere/contracts';
+import type { ObjectStore } from '@tablemere/store';
+import type { Logger } from 'pino';
+import type { CrashHook } from '../crash.ts';
+import { RollError } from '../errors.ts';
+import type { InternalApi } from '../internal-api.ts';
+import type { SinkLease } from '../lease.ts';
+import type { RollerMetrics } from '../metrics.ts';
+import type { TenantCatalogs } from './reload.ts';
+import type { SweepSchedule } from './sweep.ts';
+
+/** What every roll shares with the process: clients, caches, metrics and settings. */
+export interface RollDeps {
+  api: InternalApi;
+  /** The platform's intake store, one ObjectStore per bucket. */
+  intake(bucket: string): ObjectStore;
+  catalogs: TenantCatalogs;
+  metrics: RollerMetrics;
+  crash: CrashHook;
+  log: Logger;
+  sweeps: SweepSchedule;
+  settings: {
+    rejectsRetentionSeconds: number;
+    /** Least lease time left to record an intent or commit. */
+    leaseMarginMs: number;
+  };
+}
+
+/** One roll of one sink, handed to every step. */
+export interface RollContext {
+  readonly sink: InternalSink;
+  readonly lease: SinkLease;
+  readonly deps: RollDeps;
+  /** Carries `sink` on every line. */
+  readonly log: Logger;
+  /** The sink's intake bucket. */
+  readonly intake: ObjectStore;
+  readonly startedAt: Date;
+  /** Aborts when the lease is lost or the process stops; steps check it between acts. */
+  readonly signal: AbortSignal;
+}
+
+/** Throws the abort reason (a RollError) when the roll must stop. */
+export function checkpoint(ctx: RollContext): void {
+  if (!ctx.signal.aborted) return;
+  const reason: unknown = ctx.signal.reason;
+  throw reason instanceof RollError ? reason : new RollError('aborted', 'the roller is stopping');
+}

@@ -1,0 +1,48 @@
+import { commitSchemaChange, currentSchema, isIcebergError, type SchemaChange, type TableMetadata } from '@tablemere/iceberg';
+import { toRollError } from '../errors.ts';
+import { checkpoint, type RollContext } from './context.ts';
+import { refreshTable, type TenantTable } from './reload.ts';
+import { INGEST_TS } from './validate.ts';
+
+/** Table properties every sink's table gets once: old metadata files are cleaned as commits pile up. */
+export const FIRST_ROLL_PROPERTIES: Readonly<Record<string, string>> = {
+  'write.metadata.delete-after-commit.enabled': 'true',
+  'write.metadata.previous-versions-max': '5',
+};
+
+/** What the first roll still has to change on this table; undefined when nothing. */
+export function firstRollChange(metadata: TableMetadata): SchemaChange | undefined {
+  const hasColumn = currentSchema(metadata).fields.some((f) => f.name === INGEST_TS);
+  const properties = Object.fromEntries(Object.entries(FIRST_ROLL_PROPERTIES).filter(([k, v]) => metadata.properties?.[k] !== v));
+  if (hasColumn && Object.keys(properties).length === 0) return undefined;
+  return {
+    ...(hasColumn ? {} : { addColumns: [{ name: INGEST_TS, type: 'timestamptz', doc: 'when the intake received the row' }] }),
+    ...(Object.keys(properties).length > 0 ? { setProperties: properties } : {}),
+  };
+}
+
+const ATTEMPTS = 5;
+
+/**
+ * Step 3, first roll: adds the optional `__ingest_ts timestamptz` column and the metadata
+ * retention properties in one commit; a table that has both is left alone (a column of that
+ * name with another type is kept, and then not filled). A concurrent change of the schema
+ * loses the race cleanly (409) and is planned again on the new table.
+ */
+export async function applyFirstRoll(ctx: RollContext, table: TenantTable): Promise<TenantTable> {
+  let current = table;
+  for (let attempt = 1; ; attempt++) {
+    checkpoint(ctx);
+    const change = firstRollChange(current.loaded.metadata);
+    if (change === undefined) return current;
+    try {
+      const loaded = await commitSchemaChange(current.catalog, current.ident, current.loaded.metadata, change);
+      ctx.log.info({ added_column: change.addColumns !== undefined, properties: Object.keys(change.setProperties ?? {}) }, 'first roll: table prepared for the sink');
+      return { ...current, loaded };
+    } catch (error) {
+      const raced = isIcebergError(error, 'commit_conflict') || isIcebergError(error, 'already_exists');
+      if (!raced || attempt >= ATTEMPTS) throw toRollError(error, 'catalog');
+      current = await refreshTable(current);
+    }
+  }
+}

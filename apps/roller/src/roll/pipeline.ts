@@ -1,0 +1,180 @@
+import type { RollIntent } from '@tablemere/contracts';
+import { currentSchema, type DataFile, newSnapshotId, type TableMetadata } from '@tablemere/iceberg';
+import { RollError } from '../errors.ts';
+import { isApiRefusal } from '../internal-api.ts';
+import { appendRoll, apiFailure, recordIntent } from './commit.ts';
+import type { RollContext } from './context.ts';
+import { deleteBatches } from './delete.ts';
+import { applyFirstRoll } from './first-roll.ts';
+import { reestablishInvariant } from './invariant.ts';
+import { listIntake, readBatches } from './read-batches.ts';
+import { type RejectsReason, writeRejects } from './rejects.ts';
+import { reloadTable, type TenantTable } from './reload.ts';
+import { sendReport } from './report.ts';
+import type { BatchCount } from './summary.ts';
+import { sweepRejects } from './sweep.ts';
+import { validateBatches, type Validation } from './validate.ts';
+import { writeData } from './write.ts';
+
+export interface RollResult {
+  /** committed: one snapshot appended; empty: every row rejected, nothing committed; idle: nothing pending. */
+  outcome: 'committed' | 'empty' | 'idle';
+  snapshotId: bigint | null;
+  batches: number;
+  rows: number;
+  rejected: number;
+  reasons: Partial<Record<RejectsReason, number>>;
+  /** Commit attempts (0 without a commit). */
+  attempts: number;
+  /** Earlier rolls settled by the invariant step (committed ones reported, abandoned ones closed). */
+  settled: number;
+  abandoned: number;
+  /** Pending batches left in the intake after this roll (the listing's view). */
+  left: number;
+  swept: number;
+}
+
+/** A schema that keeps changing under the roll is given up on after this many validations. */
+const SCHEMA_ROUNDS = 3;
+
+/**
+ * One roll of one sink, the steps in the description's order: reload, invariant, first roll,
+ * read, validate, rejects, write, commit, delete, report, sweep. The caller holds the lease.
+ */
+export async function runRoll(ctx: RollContext): Promise<RollResult> {
+  let table = await reloadTable(ctx);
+  try {
+    if (ctx.sink.state === 'table_missing') await markActive(ctx);
+    const listed = await listIntake(ctx);
+    const invariant = await reestablishInvariant(ctx, table, listed);
+    table = await applyFirstRoll(ctx, table);
+    const batches = await readBatches(ctx, invariant.pending);
+    const base = { settled: invariant.settled, abandoned: invariant.abandoned, left: invariant.pending.length - batches.length };
+    if (batches.length === 0) {
+      return { outcome: 'idle', snapshotId: null, batches: 0, rows: 0, rejected: 0, reasons: {}, attempts: 0, ...base, swept: await sweepRejects(ctx) };
+    }
+    const result = await rollBatches(ctx, table, batches);
+    return { ...result, ...base, swept: await sweepRejects(ctx) };
+  } finally {
+    table.io.close();
+  }
+}
+
+type BatchesResult = Omit<RollResult, 'settled' | 'abandoned' | 'left' | 'swept'>;
+
+/** Validate → rejects → write → intent → commit (again on a schema change) → delete → report. */
+async function rollBatches(ctx: RollContext, table: TenantTable, batches: Awaited<ReturnType<typeof readBatches>>): Promise<BatchesResult> {
+  const { crash } = ctx.deps;
+  const keys = batches.map((b) => b.key);
+  const batchIds = batches.map((b) => b.id);
+  const snapshotId = newSnapshotId();
+  const state = { unknownOutcome: false };
+  let metadata: TableMetadata = table.loaded.metadata;
+  let intent: RollIntent | undefined;
+  let attempts = 0;
+  let dataFile: DataFile | undefined;
+  let committed = false;
+
+  try {
+    for (let round = 1; ; round++) {
+      const schema = currentSchema(metadata);
+      const validation = validateBatches(schema, batches);
+      await writeRejects(ctx, validation);
+      crash.reached('after-rejects');
+      const counts = batchCounts(validation);
+
+      if (validation.table === undefined) {
+        // Nothing to commit. Reported before the delete: a crash in between leaves batches the
+        // next roll rejects again (the ledger is already settled), never a ledger stuck pending.
+        await sendReport(ctx, { outcome: 'empty', ...(intent ? { rollId: intent.roll_id } : {}), snapshotId: null, batches: counts, attempts, startedAt: ctx.startedAt, seconds: elapsed(ctx) });
+        await deleteBatches(ctx, keys);
+        return summarize('empty', null, validation, attempts);
+      }
+
+      const current = { ...table, loaded: { ...table.loaded, metadata } };
+      dataFile = await writeData(ctx, current, validation.table, schema);
+      crash.reached('after-write');
+      intent ??= await recordIntent(ctx, snapshotId, batchIds);
+      crash.reached('after-intent');
+      const appended = await appendRoll(ctx, current, { snapshotId, dataFile, schemaId: validation.schemaId, batches: counts }, state);
+      attempts += appended.attempts;
+      if (appended.kind === 'schema_changed') {
+        if (round >= SCHEMA_ROUNDS) throw new RollError('commit_conflict', `the table's schema changed ${round} times during the roll`);
+        ctx.log.info({ schema_id: appended.metadata['current-schema-id'] }, 'the table schema changed during the roll; validating again');
+        await discard(ctx, table, dataFile);
+        dataFile = undefined;
+        metadata = appended.metadata;
+        continue;
+      }
+      committed = true;
+      crash.reached('after-commit');
+      await deleteBatches(ctx, keys);
+      crash.reached('before-report');
+      await sendReport(ctx, { outcome: 'committed', rollId: intent.roll_id, snapshotId, batches: counts, attempts, startedAt: ctx.startedAt, seconds: elapsed(ctx) });
+      crash.reached('after-report');
+      return summarize('committed', snapshotId, validation, attempts);
+    }
+  } catch (error) {
+    // Before any commit could have landed, the roll surely failed: close its intent so the
+    // batches roll again, and drop the unreferenced data file. After an unknown outcome,
+    // leave both for the next roll's invariant step to settle.
+    if (!committed && !state.unknownOutcome) {
+      if (dataFile !== undefined) await discard(ctx, table, dataFile);
+      if (intent !== undefined) await closeFailed(ctx, intent, error, attempts);
+    }
+    throw error;
+  }
+}
+
+function batchCounts(validation: Validation): BatchCount[] {
+  return validation.batches.map((b) => ({ batch_id: b.id, rows: b.rows, rejected_rows: b.rejected }));
+}
+
+function summarize(outcome: 'committed' | 'empty', snapshotId: bigint | null, validation: Validation, attempts: number): BatchesResult {
+  const reasons: Partial<Record<RejectsReason, number>> = {};
+  for (const b of validation.batches) {
+    for (const [reason, n] of Object.entries(b.reasons) as Array<[RejectsReason, number]>) reasons[reason] = (reasons[reason] ?? 0) + n;
+  }
+  return { outcome, snapshotId, batches: validation.batches.length, rows: validation.rows, rejected: validation.rejected, reasons, attempts };
+}
+
+function elapsed(ctx: RollContext): number {
+  return (Date.now() - ctx.startedAt.getTime()) / 1000;
+}
+
+async function discard(ctx: RollContext, table: TenantTable, dataFile: DataFile): Promise<void> {
+  try {
+    await table.io.delete(dataFile.filePath);
+  } catch (error) {
+    ctx.log.warn({ err: error, file: dataFile.filePath }, 'could not delete an uncommitted data file');
+  }
+}
+
+/** Closes the intent as failed (best effort: an intent left open is settled by the next roll). */
+async function closeFailed(ctx: RollContext, intent: RollIntent, error: unknown, attempts: number): Promise<void> {
+  try {
+    await sendReport(ctx, {
+      outcome: 'failed',
+      rollId: intent.roll_id,
+      snapshotId: null,
+      batches: [],
+      attempts,
+      startedAt: ctx.startedAt,
+      seconds: elapsed(ctx),
+      error: error instanceof Error ? error.message : String(error),
+    });
+  } catch (reportError) {
+    ctx.log.warn({ err: reportError }, 'could not close the failed roll intent; the next roll will');
+  }
+}
+
+/** A sink marked table_missing whose table is back: active again, so the policy rolls it. */
+async function markActive(ctx: RollContext): Promise<void> {
+  try {
+    await ctx.deps.api.setState(ctx.sink.id, { lease_id: ctx.lease.id, state: 'active', reason: 'the table exists again' });
+    ctx.log.info('the table exists again; the sink is active');
+  } catch (error) {
+    if (isApiRefusal(error, 'lease_lost')) throw new RollError('lease_lost', error.message);
+    throw apiFailure(error);
+  }
+}

@@ -1,0 +1,137 @@
+import type { InternalSink } from '@tablemere/contracts';
+import type { RollDeps } from './roll/context.ts';
+import { dueReasons } from './roll/policy.ts';
+import { rollSink, type SinkRollSummary } from './run-sink.ts';
+
+export interface RollerOptions {
+  rollerId: string;
+  leaseSeconds: number;
+  concurrency: number;
+  tickSeconds: number;
+  surveySeconds: number;
+}
+
+/** Longest a failing sink waits before it is tried again. */
+const MAX_BACKOFF_MS = 10 * 60_000;
+
+/**
+ * The service loop. Every tick asks the API for due sinks (the API decides from the ledger,
+ * so idle sinks cost nothing) and starts rolls in free slots, at most `concurrency` at once
+ * across ticks; a roll longer than a tick keeps its slot. Every survey lists all sinks for the
+ * lag gauges and retries sinks whose table was missing. A failing sink backs off
+ * exponentially. `enabled: false` from the API idles the loop.
+ */
+export class Roller {
+  private readonly running = new Map<string, Promise<void>>();
+  private readonly backoff = new Map<string, { until: number; failures: number }>();
+  private readonly stopping = new AbortController();
+  private timer: NodeJS.Timeout | undefined;
+  private lastSurvey = 0;
+  private enabled: boolean | undefined;
+  private ticking = false;
+  private closed = false;
+  /** When the last tick reached the API; null before the first. */
+  lastTickAt: Date | null = null;
+
+  constructor(
+    private readonly deps: RollDeps,
+    private readonly options: RollerOptions,
+  ) {}
+
+  get inFlight(): number {
+    return this.running.size;
+  }
+
+  start(): void {
+    const loop = async () => {
+      await this.tick();
+      if (!this.closed) this.timer = setTimeout(loop, this.options.tickSeconds * 1000);
+    };
+    this.timer = setTimeout(loop, 0);
+  }
+
+  /** One tick: due sinks into free slots. Exposed for tests; never throws. */
+  async tick(): Promise<void> {
+    if (this.ticking || this.closed) return;
+    this.ticking = true;
+    try {
+      const list = await this.deps.api.listSinks({ due: true });
+      this.lastTickAt = new Date();
+      if (list.enabled !== this.enabled) {
+        this.deps.log.info({ enabled: list.enabled }, list.enabled ? 'sinks are enabled; rolling' : 'sinks are disabled; idling');
+        this.enabled = list.enabled;
+      }
+      if (!list.enabled) return;
+      const now = new Date(list.as_of);
+      const candidates = list.sinks.filter((s) => dueReasons(s.policy, s.pending, now).length > 0);
+      if (Date.now() - this.lastSurvey >= this.options.surveySeconds * 1000) candidates.push(...(await this.survey()));
+      for (const sink of candidates) {
+        if (this.running.size >= this.options.concurrency) break;
+        if (this.running.has(sink.id) || this.backedOff(sink.id)) continue;
+        if (sink.lease !== null && sink.lease.roller_id !== this.options.rollerId) continue;
+        this.launch(sink);
+      }
+    } catch (error) {
+      this.deps.log.warn({ err: error }, 'tick failed; trying again next tick');
+    } finally {
+      this.ticking = false;
+    }
+  }
+
+  /**
+   * Every sink: lag gauges for all of them, and the table_missing ones with pending batches
+   * (the API never calls those due) to see whether their table is back.
+   */
+  private async survey(): Promise<InternalSink[]> {
+    const list = await this.deps.api.listSinks();
+    this.lastSurvey = Date.now();
+    const asOf = Date.parse(list.as_of);
+    this.deps.metrics.setLag(
+      list.sinks.map((s) => ({
+        id: s.id,
+        batches: s.pending.batches,
+        seconds: s.pending.oldest_received_at === null ? 0 : Math.max(0, (asOf - Date.parse(s.pending.oldest_received_at)) / 1000),
+      })),
+      true,
+    );
+    return list.sinks.filter((s) => s.state === 'table_missing' && s.pending.batches > 0);
+  }
+
+  private backedOff(sinkId: string): boolean {
+    const entry = this.backoff.get(sinkId);
+    return entry !== undefined && Date.now() < entry.until;
+  }
+
+  private launch(sink: InternalSink): void {
+    const run = rollSink(this.deps, sink, { rollerId: this.options.rollerId, leaseSeconds: this.options.leaseSeconds, stop: this.stopping.signal })
+      .then((summary) => this.settle(summary))
+      .finally(() => this.running.delete(sink.id));
+    this.running.set(sink.id, run);
+  }
+
+  private settle(summary: SinkRollSummary): void {
+    if (summary.status !== 'failed') {
+      this.backoff.delete(summary.sink);
+      return;
+    }
+    const failures = (this.backoff.get(summary.sink)?.failures ?? 0) + 1;
+    const delay = Math.min(MAX_BACKOFF_MS, this.options.tickSeconds * 1000 * 2 ** (failures - 1));
+    this.backoff.set(summary.sink, { until: Date.now() + delay, failures });
+  }
+
+  /**
+   * Stops ticking and waits up to `graceMs` for running rolls to finish; then aborts them at
+   * their next safe point (before an intent or a commit; a commit that happened is always
+   * deleted and reported) and waits for them to release their leases.
+   */
+  async stop(graceMs: number): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.timer);
+    const all = () => Promise.allSettled([...this.running.values()]);
+    let timeout: NodeJS.Timeout | undefined;
+    const finished = await Promise.race([all().then(() => true), new Promise<boolean>((resolve) => (timeout = setTimeout(() => resolve(false), graceMs)))]);
+    clearTimeout(timeout);
+    this.stopping.abort();
+    if (!finished) await all();
+  }
+}

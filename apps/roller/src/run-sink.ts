@@ -1,0 +1,104 @@
+import type { InternalSink } from '@tablemere/contracts';
+import { type FailureReason, RollError } from './errors.ts';
+import { isApiRefusal } from './internal-api.ts';
+import { SinkLease } from './lease.ts';
+import type { RollDeps, RollContext } from './roll/context.ts';
+import { runRoll, type RollResult } from './roll/pipeline.ts';
+
+export interface SinkRollOptions {
+  rollerId: string;
+  leaseSeconds: number;
+  /** Aborts every roll at its next safe point (the process is stopping). */
+  stop: AbortSignal;
+}
+
+/** What one attempt to roll a sink came to, for the loop, the operator command and logs. */
+export type SinkRollSummary =
+  | ({ sink: string; status: 'rolled'; seconds: number } & RollResult)
+  /** Another roller holds the lease. */
+  | { sink: string; status: 'busy'; holder: string | null }
+  | { sink: string; status: 'failed'; reason: FailureReason; message: string; seconds: number };
+
+/**
+ * Leases the sink, runs one roll under that lease, and gives the lease back: the unit both
+ * the tick loop and the operator command run. Never throws; a failure is a summary with its
+ * reason, logged and counted. A missing table marks the sink table_missing.
+ */
+export async function rollSink(deps: RollDeps, sink: InternalSink, options: SinkRollOptions): Promise<SinkRollSummary> {
+  const log = deps.log.child({ sink: sink.id });
+  const started = Date.now();
+  const seconds = () => (Date.now() - started) / 1000;
+  let lease: SinkLease | undefined;
+  try {
+    lease = await SinkLease.acquire(deps.api, sink.id, options.rollerId, options.leaseSeconds, log);
+  } catch (error) {
+    return failed(deps, log, sink.id, error, seconds());
+  }
+  if (lease === undefined) return { sink: sink.id, status: 'busy', holder: sink.lease?.roller_id ?? null };
+
+  deps.metrics.inFlight.inc();
+  const ctx: RollContext = {
+    sink,
+    lease,
+    deps,
+    log,
+    intake: deps.intake(sink.intake.bucket),
+    startedAt: new Date(started),
+    signal: AbortSignal.any([lease.signal, options.stop]),
+  };
+  try {
+    const result = await runRoll(ctx);
+    const took = seconds();
+    deps.metrics.rollSeconds.observe({ outcome: result.outcome }, took);
+    deps.metrics.rolls.inc({ outcome: result.outcome });
+    deps.metrics.rows.inc(result.rows);
+    deps.metrics.batches.inc(result.batches);
+    for (const [reason, n] of Object.entries(result.reasons)) deps.metrics.rejects.inc({ reason }, n);
+    if (result.left === 0) deps.metrics.setLag([{ id: sink.id, batches: 0, seconds: 0 }], false);
+    log.info(
+      {
+        outcome: result.outcome,
+        batches: result.batches,
+        rows: result.rows,
+        rejected_rows: result.rejected,
+        reasons: result.reasons,
+        snapshot_id: result.snapshotId?.toString() ?? null,
+        attempts: result.attempts,
+        seconds: took,
+        settled: result.settled,
+        abandoned: result.abandoned,
+        left: result.left,
+        swept: result.swept,
+      },
+      result.outcome === 'committed' ? `roll committed ${result.rows} rows from ${result.batches} batches` : `roll ${result.outcome}`,
+    );
+    return { sink: sink.id, status: 'rolled', seconds: took, ...result };
+  } catch (error) {
+    if (error instanceof RollError && error.reason === 'table_missing') await markTableMissing(ctx, error);
+    return failed(deps, log, sink.id, error, seconds());
+  } finally {
+    deps.metrics.inFlight.dec();
+    await lease.release();
+  }
+}
+
+function failed(deps: RollDeps, log: RollDeps['log'], sinkId: string, error: unknown, took: number): SinkRollSummary {
+  const reason: FailureReason = error instanceof RollError ? error.reason : 'internal';
+  const message = error instanceof Error ? error.message : String(error);
+  deps.metrics.failed(reason);
+  deps.metrics.rolls.inc({ outcome: 'failed' });
+  deps.metrics.rollSeconds.observe({ outcome: 'failed' }, took);
+  const expected = reason === 'table_missing' || reason === 'aborted' || reason === 'lease_lost' || reason === 'delete_failed';
+  log[expected ? 'warn' : 'error']({ reason, seconds: took, ...(expected ? {} : { err: error }) }, `roll failed: ${message}`);
+  return { sink: sinkId, status: 'failed', reason, message, seconds: took };
+}
+
+/** The sink's table is gone: say so on the sink, so its owner sees why nothing rolls. */
+async function markTableMissing(ctx: RollContext, error: RollError): Promise<void> {
+  if (ctx.sink.state === 'table_missing') return;
+  try {
+    await ctx.deps.api.setState(ctx.sink.id, { lease_id: ctx.lease.id, state: 'table_missing', reason: error.message.slice(0, 1000) });
+  } catch (stateError) {
+    if (!isApiRefusal(stateError, 'lease_lost')) ctx.log.warn({ err: stateError }, 'could not mark the sink table_missing');
+  }
+}

@@ -111,7 +111,7 @@ export async function reportRoll(pool: Pool, sinkId: string, report: RollReport)
     await query(
       client,
       `UPDATE sinks SET
-         last_roll = CASE WHEN $2 THEN jsonb_build_object('at', now(), 'batches', $3::int, 'rows', $4::bigint, 'rejected_rows', $5::bigint,
+         last_roll = CASE WHEN $2 THEN jsonb_build_object('at', to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'batches', $3::int, 'rows', $4::bigint, 'rejected_rows', $5::bigint,
                                                         'snapshot_id', $6::text, 'seconds', $7::float8) ELSE last_roll END,
          rejects_rows_total = rejects_rows_total + $8,
          rejects_batches = rejects_batches + $9,

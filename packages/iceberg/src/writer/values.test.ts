@@ -83,6 +83,11 @@ describe('decimals', () => {
     expect(toDecimal(big('12345678901234567890.123456789012345678'), 38, 18)).toBe(12345678901234567890123456789012345678n);
     expect(toDecimal(big('99999999999999999999999999999999999999'), 38, 0)).toBe(99999999999999999999999999999999999999n);
     expect(toDecimal(-0, 5, 2)).toBe(0);
+    expect(toDecimal('-0', 5, 2)).toBe(0);
+    expect(toDecimal('1.', 5, 2)).toBe(100);
+    expect(toDecimal('0012.5', 5, 2)).toBe(1250);
+    expect(toDecimal('9999999999999999', 16, 0)).toBe(9999999999999999n);
+    expect(toDecimal('999999999999999.9', 16, 1)).toBe(9999999999999999n);
   });
 
   it('rejects extra fraction digits and too many digits instead of rounding', () => {
@@ -93,7 +98,8 @@ describe('decimals', () => {
     expect(toDecimal(1000, 5, 2)).toBeUndefined();
     expect(toDecimal('100000000000000000000000000000000000000', 38, 0)).toBeUndefined();
     expect(toDecimal('1e-3', 5, 2)).toBeUndefined();
-    for (const value of ['', '.', '1,5', ' 1', 'NaN', true, null, [1]]) expect(toDecimal(value, 10, 2)).toBeUndefined();
+    expect(toDecimal('12345.6', 5, 1)).toBeUndefined();
+    for (const value of ['', '.', '-', '1,5', ' 1', '1.2.3', '1-', 'NaN', true, null, [1]]) expect(toDecimal(value, 10, 2)).toBeUndefined();
   });
 });
 

@@ -146,11 +146,43 @@ export function toDecimal(value: unknown, precision: number, scale: number): num
       return precision >= 16 || Math.abs(unscaled) < (POW10[precision] as number) ? unscaled + 0 : undefined;
     }
   }
+  if (typeof value === 'string' && value.length <= 16) {
+    const unscaled = shortDecimal(value, scale);
+    if (unscaled !== undefined) return precision >= 16 || Math.abs(unscaled) < (POW10[precision] as number) ? unscaled : undefined;
+  }
   const literal = typeof value === 'string' ? splitLiteral(value, DECIMAL_STRING) : numberLiteral(value);
   if (literal === undefined) return undefined;
   const n = scaledInteger(literal, scale, precision);
   if (n === undefined) return undefined;
   return n >= -9007199254740991n && n <= 9007199254740991n ? Number(n) : n;
+}
+
+/**
+ * The common decimal string (`-123.45`: sign, digits, point, at most `scale` fraction digits,
+ * under 10^15 unscaled) as a number; undefined sends every other form to the general path.
+ */
+function shortDecimal(text: string, scale: number): number | undefined {
+  let i = 0;
+  const sign = text.charCodeAt(0);
+  if (sign === 45 || sign === 43) i = 1;
+  let unscaled = 0;
+  let digits = 0;
+  let fraction = -1;
+  for (; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code === 46 && fraction < 0) {
+      fraction = 0;
+      continue;
+    }
+    if (code < 48 || code > 57) return undefined;
+    unscaled = unscaled * 10 + (code - 48);
+    digits++;
+    if (fraction >= 0) fraction++;
+  }
+  if (digits === 0 || fraction > scale || scale > 15) return undefined;
+  unscaled *= POW10[scale - Math.max(fraction, 0)] as number;
+  if (!(unscaled < 1e15)) return undefined;
+  return sign === 45 ? -unscaled + 0 : unscaled;
 }
 
 // ---- dates and times -------------------------------------------------------------------------

@@ -159,6 +159,9 @@ describe('tables through the real catalog', () => {
         auth: { type: 'oauth2' },
         s3: { endpoint: api.env.AWS_ENDPOINT_URL, region: api.env.AWS_REGION, path_style: true },
       },
+      // Sinks are on by default.
+      sinks_note: expect.any(String),
+      ingest_url: 'http://api.test:8787/v1/sinks/{sink_id}',
     });
     expect((await call(api.app, 'GET', '/v1/connection?warehouse=garden', { key: api.adminKey })).body).toEqual(res.body);
     const missing = await call(api.app, 'GET', '/v1/connection?warehouse=nowhere', { key: api.adminKey });

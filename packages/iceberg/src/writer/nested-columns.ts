@@ -61,8 +61,8 @@ function requiredNull(value: unknown): Failure {
 /** One struct field: where its values go and what a row may say about it. */
 export interface StructSlot {
   readonly name: string;
+  /** Holds the field's values and knows whether null is allowed. */
   readonly column: Column;
-  readonly required: boolean;
   /** Set by the writer once per batch (`RowConverter.setInjected`), never by rows. */
   readonly injected: boolean;
   injectedValue: unknown;
@@ -70,8 +70,8 @@ export interface StructSlot {
   seen: number;
 }
 
-export function structSlot(name: string, column: Column, required: boolean, injected = false): StructSlot {
-  return { name, column, required, injected, injectedValue: null, seen: 0 };
+export function structSlot(name: string, column: Column, injected = false): StructSlot {
+  return { name, column, injected, injectedValue: null, seen: 0 };
 }
 
 /**
@@ -85,8 +85,8 @@ export class StructColumn implements Column {
   private pass = 0;
 
   constructor(
-    readonly type: Struct,
-    readonly fields: readonly StructSlot[],
+    private readonly type: Struct,
+    private readonly fields: readonly StructSlot[],
     nullable: boolean,
     private readonly expected: string,
   ) {
@@ -369,7 +369,7 @@ export class UnsupportedColumn implements Column {
 
   constructor(
     private readonly required: boolean,
-    readonly typeName: string,
+    private readonly typeName: string,
   ) {}
 
   append(value: unknown): Failure | null {

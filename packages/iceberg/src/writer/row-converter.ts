@@ -1,4 +1,4 @@
-import { type DataType, Field, List, Map_, RecordBatch, Schema as ArrowSchema, Struct, Table } from 'apache-arrow';
+import { type Data, type DataType, Field, List, Map_, RecordBatch, Schema as ArrowSchema, Struct, Table } from 'apache-arrow';
 import { isLosslessNumber } from 'lossless-json';
 import type { Schema } from '../spec/schema.ts';
 import { type IcebergType, containsUnsupported, describeType } from '../spec/types.ts';
@@ -72,7 +72,7 @@ export function compileRowConverter(schema: Schema, options: RowConverterOptions
   const fields: Field[] = [];
   for (const field of schema.fields) {
     const built = build(field.name, field.id, field.type, field.required);
-    slots.push(structSlot(field.name, built.column, field.required, injected.has(field.name)));
+    slots.push(structSlot(field.name, built.column, injected.has(field.name)));
     if (built.field !== null) fields.push(built.field);
   }
   const root = new StructColumn(new Struct(fields), slots, false, 'a JSON object');
@@ -152,7 +152,7 @@ class Converter implements RowConverter {
   }
 
   finish(): Table {
-    return new Table([new RecordBatch(this.arrowSchema, this.root.finish() as never)]);
+    return new Table([new RecordBatch(this.arrowSchema, this.root.finish() as Data<Struct>)]);
   }
 }
 
@@ -172,7 +172,7 @@ function build(name: string, id: number, type: IcebergType, required: boolean): 
       const children: Field[] = [];
       for (const child of type.fields) {
         const built = build(child.name, child.id, child.type, child.required);
-        slots.push(structSlot(child.name, built.column, child.required));
+        slots.push(structSlot(child.name, built.column));
         if (built.field !== null) children.push(built.field);
       }
       // Parquet has no empty groups: a struct with nothing writable is unsupported as a whole.

@@ -15,12 +15,12 @@ import { createRollDeps } from './deps.ts';
 import { createLogger } from './log.ts';
 import { RollerMetrics } from './metrics.ts';
 import { dueReasons } from './roll/policy.ts';
-import { rollSink, type SinkRollSummary } from './run-sink.ts';
+import { rollSink, type SinkRollSummary, summaryJson } from './run-sink.ts';
 
 const EXIT = { ok: 0, failed: 1, usage: 2, busy: 3 } as const;
 
 function print(summary: SinkRollSummary): void {
-  process.stdout.write(`${JSON.stringify(summary, (_, value: unknown) => (typeof value === 'bigint' ? value.toString() : value))}\n`);
+  process.stdout.write(`${JSON.stringify(summaryJson(summary))}\n`);
 }
 
 async function roll(sinkId: string | undefined, options: { allDue?: boolean }): Promise<number> {

@@ -82,6 +82,27 @@ export async function rollSink(deps: RollDeps, sink: InternalSink, options: Sink
   }
 }
 
+/** A summary as one JSON object with snake_case keys and the snapshot id as a string. */
+export function summaryJson(summary: SinkRollSummary): Record<string, unknown> {
+  if (summary.status !== 'rolled') return { ...summary };
+  return {
+    sink: summary.sink,
+    status: summary.status,
+    outcome: summary.outcome,
+    snapshot_id: summary.snapshotId?.toString() ?? null,
+    batches: summary.batches,
+    rows: summary.rows,
+    rejected_rows: summary.rejected,
+    reasons: summary.reasons,
+    attempts: summary.attempts,
+    settled: summary.settled,
+    abandoned: summary.abandoned,
+    left: summary.left,
+    swept: summary.swept,
+    seconds: summary.seconds,
+  };
+}
+
 function failed(deps: RollDeps, log: RollDeps['log'], sinkId: string, error: unknown, took: number): SinkRollSummary {
   const reason: FailureReason = error instanceof RollError ? error.reason : 'internal';
   const message = error instanceof Error ? error.message : String(error);

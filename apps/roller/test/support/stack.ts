@@ -1,0 +1,123 @@
+import { randomBytes } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import { S3Client } from '@aws-sdk/client-s3';
+import { createDatabase, createPool, dropDatabase, migrate, type Pool } from '@tablemere/db';
+import { RestCatalog } from '@tablemere/iceberg';
+import { createS3Client, ObjectStore } from '@tablemere/store';
+import type { FastifyInstance } from 'fastify';
+import { buildApp, buildInternalApp } from '../../../api/src/app.ts';
+import { bootstrap } from '../../../api/src/bootstrap.ts';
+import { SecretBox } from '../../../api/src/domain/secrets.ts';
+import { createLogger } from '../../../api/src/logger.ts';
+import { stackEnv } from '../../../../tests/support/stack.ts';
+
+export const suffix = () => randomBytes(4).toString('hex');
+
+export interface TestStack {
+  env: Record<string, string>;
+  /** The public API, e.g. http://127.0.0.1:40123 */
+  apiUrl: string;
+  /** The internal listener the roller talks to. */
+  internalUrl: string;
+  bootstrapSecret: string;
+  adminKey: string;
+  warehouse: string;
+  pool: Pool;
+  /** The stack's catalog as the tenant (the warehouse's own credentials). */
+  catalog: RestCatalog;
+  /** The intake bucket with platform credentials. */
+  intake: ObjectStore;
+  /** Environment for a roller process or the operator command against this API. */
+  rollerEnv(extra?: Record<string, string>): Record<string, string>;
+  stop(): Promise<void>;
+}
+
+async function listen(app: FastifyInstance): Promise<string> {
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const { port } = app.server.address() as AddressInfo;
+  return `http://127.0.0.1:${port}`;
+}
+
+/**
+ * The real API on two real ports (public and internal), a fresh migrated database with one
+ * bootstrap project whose warehouse is the stack's catalog, and the stack's intake bucket.
+ */
+export async function startTestStack(): Promise<TestStack> {
+  const env = stackEnv();
+  const url = new URL(env.DATABASE_URL!);
+  url.pathname = `/roller_test_${suffix()}`;
+  const databaseUrl = url.toString();
+  await createDatabase(databaseUrl);
+  await migrate(databaseUrl);
+  const pool = createPool(databaseUrl, { applicationName: 'roller-test' });
+  const secretKey = randomBytes(32).toString('base64');
+  const warehouse = 'garden';
+  const boot = await bootstrap(pool, {
+    secretKey,
+    warehouse: {
+      name: warehouse,
+      restUri: env.ICEBERG_REST_URI!,
+      warehouse: env.ICEBERG_WAREHOUSE!,
+      auth: { type: 'oauth2', clientId: env.AWS_ACCESS_KEY_ID!, clientSecret: env.AWS_SECRET_ACCESS_KEY! },
+      s3: { endpoint: env.AWS_ENDPOINT_URL!, region: env.AWS_REGION!, accessKeyId: env.AWS_ACCESS_KEY_ID!, secretAccessKey: env.AWS_SECRET_ACCESS_KEY! },
+    },
+  });
+  const s3 = new S3Client({
+    endpoint: env.AWS_ENDPOINT_URL!,
+    region: env.AWS_REGION!,
+    forcePathStyle: true,
+    credentials: { accessKeyId: env.AWS_ACCESS_KEY_ID!, secretAccessKey: env.AWS_SECRET_ACCESS_KEY! },
+  });
+  const logger = createLogger({ level: 'warn' });
+  const secrets = SecretBox.fromBase64(secretKey);
+  const bootstrapSecret = randomBytes(24).toString('base64url');
+  const intakeBucket = env.TABLEMERE_INTAKE_BUCKET!;
+  const internal = buildInternalApp({ logger, pool, secrets, intakeBucket, bootstrapSecret });
+  const internalUrl = await listen(internal);
+  // The public URL shows in answers (ingest_url), so the port is known before the app is built.
+  const app = buildApp({ logger, pool, s3, secrets, intakeBucket, publicUrl: 'http://127.0.0.1' });
+  const apiUrl = await listen(app);
+
+  const catalog = await RestCatalog.connect({
+    uri: env.ICEBERG_REST_URI!,
+    warehouse: env.ICEBERG_WAREHOUSE!,
+    auth: { type: 'oauth2', clientId: env.AWS_ACCESS_KEY_ID!, clientSecret: env.AWS_SECRET_ACCESS_KEY! },
+  });
+  const storeClient = createS3Client({
+    endpoint: env.AWS_ENDPOINT_URL!,
+    region: env.AWS_REGION!,
+    credentials: { accessKeyId: env.AWS_ACCESS_KEY_ID!, secretAccessKey: env.AWS_SECRET_ACCESS_KEY! },
+  });
+  return {
+    env,
+    apiUrl,
+    internalUrl,
+    bootstrapSecret,
+    adminKey: boot.adminKey!,
+    warehouse,
+    pool,
+    catalog,
+    intake: new ObjectStore(storeClient, intakeBucket),
+    rollerEnv: (extra = {}) => ({
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '/tmp',
+      TABLEMERE_INTERNAL_URL: internalUrl,
+      TABLEMERE_BOOTSTRAP_SECRET: bootstrapSecret,
+      AWS_ENDPOINT_URL: env.AWS_ENDPOINT_URL!,
+      AWS_REGION: env.AWS_REGION!,
+      AWS_ACCESS_KEY_ID: env.AWS_ACCESS_KEY_ID!,
+      AWS_SECRET_ACCESS_KEY: env.AWS_SECRET_ACCESS_KEY!,
+      TABLEMERE_ROLLER_PORT: '0',
+      LOG_LEVEL: 'info',
+      ...extra,
+    }),
+    async stop() {
+      await app.close();
+      await internal.close();
+      await pool.end();
+      s3.destroy();
+      storeClient.destroy();
+      await dropDatabase(databaseUrl);
+    },
+  };
+}

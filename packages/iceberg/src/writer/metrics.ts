@@ -3,7 +3,7 @@ import type { FileMetaData } from 'hyparquet';
 import type { Schema } from '../spec/schema.ts';
 import { isPrimitive } from '../spec/types.ts';
 import type { DataFileMetrics } from './data-file.ts';
-import { ruleFor } from './type-table.ts';
+import { PARQUET_FIELD_ID, ruleFor } from './type-table.ts';
 
 /**
  * Manifest metrics for one Parquet file, every value exact:
@@ -19,10 +19,6 @@ export function fileMetrics(table: Table, footer: FileMetaData, schema: Schema |
     nanValueCounts: new Map<number, bigint>(),
     lowerBounds: new Map<number, Uint8Array>(),
     upperBounds: new Map<number, Uint8Array>(),
-    splitOffsets: footer.row_groups.map((group) => {
-      const first = group.columns[0]?.meta_data;
-      return first?.dictionary_page_offset ?? first?.data_page_offset ?? 4n;
-    }),
   };
 
   const leafIds = leafFieldIds(footer);
@@ -36,7 +32,7 @@ export function fileMetrics(table: Table, footer: FileMetaData, schema: Schema |
 
   const types = new Map(schema?.fields.map((field) => [field.id, field.type]));
   table.schema.fields.forEach((field, i) => {
-    const id = Number(field.metadata.get('PARQUET:field_id'));
+    const id = Number(field.metadata.get(PARQUET_FIELD_ID));
     const vector = table.getChildAt(i);
     if (!Number.isInteger(id) || vector === null) return;
     const type = types.get(id);
@@ -51,7 +47,20 @@ export function fileMetrics(table: Table, footer: FileMetaData, schema: Schema |
     if (stats.lower !== undefined) metrics.lowerBounds.set(id, stats.lower);
     if (stats.upper !== undefined) metrics.upperBounds.set(id, stats.upper);
   });
-  return metrics;
+  const splitOffsets = rowGroupOffsets(footer);
+  return splitOffsets === undefined ? metrics : { ...metrics, splitOffsets };
+}
+
+/** Where each row group starts (its first column chunk's first page), if the footer says so for all. */
+function rowGroupOffsets(footer: FileMetaData): bigint[] | undefined {
+  const offsets: bigint[] = [];
+  for (const group of footer.row_groups) {
+    const first = group.columns[0]?.meta_data;
+    const offset = first?.dictionary_page_offset ?? first?.data_page_offset;
+    if (offset === undefined) return undefined;
+    offsets.push(offset);
+  }
+  return offsets;
 }
 
 /** The field id of each leaf column, in column chunk order (depth-first over the schema). */

@@ -5,7 +5,7 @@ import { type IcebergType, containsUnsupported, describeType } from '../spec/typ
 import type { Column, Failure, RejectReason } from './columns.ts';
 import { isJsonObject, ListColumn, MapColumn, StructColumn, type StructSlot, UnsupportedColumn, structSlot } from './nested-columns.ts';
 import { parseJsonLossless, roundedLiterals } from './json-row.ts';
-import { ruleFor } from './type-table.ts';
+import { PARQUET_FIELD_ID, ruleFor } from './type-table.ts';
 import { checkingRounded, POSSIBLY_ROUNDED } from './values.ts';
 
 export type { RejectReason } from './columns.ts';
@@ -50,8 +50,6 @@ export interface RowConverter {
   /** The taken rows as one Arrow table; the converter starts over empty. */
   finish(): Table;
 }
-
-const FIELD_ID_KEY = 'PARQUET:field_id';
 
 /** A column and its Arrow field; `field` is null when the type cannot be written. */
 interface Built {
@@ -157,7 +155,7 @@ class Converter implements RowConverter {
 }
 
 function fieldMetadata(id: number): Map<string, string> {
-  return new Map([[FIELD_ID_KEY, String(id)]]);
+  return new Map([[PARQUET_FIELD_ID, String(id)]]);
 }
 
 function build(name: string, id: number, type: IcebergType, required: boolean): Built {

@@ -58,6 +58,9 @@ import {
  * LargeUtf8, microsecond timestamps, Decimal128, FixedSizeBinary(16) for uuid), the column
  * that builds it, and how its metrics bounds are computed.
  */
+/** The Arrow field metadata key that parquet writers turn into the Parquet field id. */
+export const PARQUET_FIELD_ID = 'PARQUET:field_id';
+
 export interface TypeRule<T extends PrimitiveType> {
   expected(type: T): string;
   arrow(type: T): DataType;

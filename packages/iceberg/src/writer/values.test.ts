@@ -58,6 +58,7 @@ describe('floating point', () => {
     expect(toFloat64('NaN')).toBeNaN();
     expect(toFloat64('-Infinity')).toBe(-Infinity);
     expect(toFloat64('1.5')).toBeUndefined();
+    expect(toFloat64('toString')).toBeUndefined();
     expect(toFloat64(big('1e400'))).toBeUndefined();
     expect(toFloat64(Infinity)).toBeUndefined();
   });

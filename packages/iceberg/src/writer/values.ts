@@ -6,6 +6,7 @@ import { isLosslessNumber } from 'lossless-json';
  * Integer-valued results are numbers while they are safe integers and bigints beyond that.
  */
 
+const TWO_31 = 2 ** 31;
 const TWO_63 = 2n ** 63n;
 
 /**
@@ -31,7 +32,6 @@ function exact(n: number): number {
   if (rounded !== null && rounded.includes(n)) throw POSSIBLY_ROUNDED;
   return n;
 }
-const TWO_31 = 2 ** 31;
 
 /** A decimal literal split as (-1)^negative × digits × 10^exponent, digits without leading zeros. */
 interface DecimalLiteral {
@@ -105,7 +105,19 @@ function inInt64(n: bigint): number | bigint | undefined {
   return n >= -9007199254740991n && n <= 9007199254740991n ? Number(n) : n;
 }
 
-const NON_FINITE: Readonly<Record<string, number>> = { NaN: NaN, Infinity: Infinity, '-Infinity': -Infinity };
+/** The values JSON cannot spell, taken as these strings. */
+function nonFinite(text: string): number | undefined {
+  switch (text) {
+    case 'NaN':
+      return NaN;
+    case 'Infinity':
+      return Infinity;
+    case '-Infinity':
+      return -Infinity;
+    default:
+      return undefined;
+  }
+}
 
 /**
  * double: any JSON number (nearest double, as every JSON reader does); the strings "NaN",
@@ -116,7 +128,7 @@ export function toFloat64(value: unknown): number | undefined {
   let n: number | undefined;
   if (typeof value === 'number') n = value;
   else if (isLosslessNumber(value)) n = Number(value.value);
-  else if (typeof value === 'string') return NON_FINITE[value];
+  else if (typeof value === 'string') return nonFinite(value);
   else if (typeof value === 'bigint') n = Number(value);
   return n !== undefined && Number.isFinite(n) ? n : undefined;
 }

@@ -1,6 +1,6 @@
 import { isLosslessNumber } from 'lossless-json';
 import { describe, expect, it } from 'vitest';
-import { parseJsonRow } from './json-row.ts';
+import { longLiterals, parseJsonRow } from './json-row.ts';
 
 describe('parseJsonRow', () => {
   it('keeps integers beyond 2^53 and long decimals exact', () => {
@@ -21,5 +21,17 @@ describe('parseJsonRow', () => {
     expect(parseJsonRow('{"a": 12345678901234567, "a": 2}')).toEqual({ a: 2 });
     expect(() => parseJsonRow('{"a": ')).toThrow(SyntaxError);
     expect(() => parseJsonRow('{"a": 12345678901234567')).toThrow(SyntaxError);
+  });
+});
+
+describe('longLiterals', () => {
+  it('finds nothing in text whose numbers JSON.parse keeps exactly', () => {
+    expect(longLiterals('{"id": 123456789012345, "at": "2024-05-01T10:00:00.123456Z", "x": 1.5}')).toBeNull();
+  });
+
+  it('lists the doubles of long literals, and only those that may round to an integer for integer columns', () => {
+    const literals = longLiterals('{"lat": -52.84173604397888, "id": 9007199254740993, "a": 5.0000000000000001, "b": 4503599627370496.3, "c": 1.2345678901234567e3, "d": 0.99999999999999999}');
+    expect(literals?.doubles()).toEqual([-52.84173604397888, 9007199254740992, 5, 4503599627370496, 1234.5678901234567, 1]);
+    expect(literals?.integerDoubles()).toEqual([9007199254740992, 5, 4503599627370496, 1234.5678901234567, 1]);
   });
 });

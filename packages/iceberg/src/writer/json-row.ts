@@ -53,21 +53,84 @@ export function parseJsonLossless(text: string): unknown {
 }
 
 /**
- * The doubles `JSON.parse` makes of the long literals in `text`, or null when there are none:
- * a number in the parsed value that is not among them came from a short literal and is exact.
+ * The long literals of a row's text and the doubles `JSON.parse` made of them, computed on
+ * demand: a number in the parsed row that is not among them came from a short literal and is
+ * exact. Integer columns only need the literals that can round to an integer, which are few
+ * and cheap to tell apart (coordinates like 52.84173604397888 never do).
  */
-export function roundedLiterals(text: string): readonly number[] | null {
+export class LongLiterals {
+  private all: number[] | undefined;
+  private integral: number[] | undefined;
+
+  /** `spans` holds [start, end) of each literal, sign and exponent included. */
+  constructor(
+    private readonly text: string,
+    private readonly spans: readonly number[],
+  ) {}
+
+  /** The doubles of all long literals (what a decimal column must not take from a plain number). */
+  doubles(): readonly number[] {
+    this.all ??= this.values(() => true);
+    return this.all;
+  }
+
+  /** The doubles of the long literals that may have rounded to an integer (for int and long columns). */
+  integerDoubles(): readonly number[] {
+    this.integral ??= this.values((start, end) => mayRoundToInteger(this.text, start, end));
+    return this.integral;
+  }
+
+  private values(keep: (start: number, end: number) => boolean): number[] {
+    const doubles: number[] = [];
+    for (let i = 0; i < this.spans.length; i += 2) {
+      const start = this.spans[i] as number;
+      const end = this.spans[i + 1] as number;
+      if (keep(start, end)) doubles.push(Number(this.text.slice(start, end)));
+    }
+    return doubles;
+  }
+}
+
+/** The long literals of `text`, or null when it has none (then `JSON.parse` is exact). */
+export function longLiterals(text: string): LongLiterals | null {
   const runs = longRuns(text);
   if (runs === null) return null;
-  const doubles: number[] = [];
+  const spans: number[] = [];
   for (let r = 0; r < runs.length; r += 2) {
-    let start = runs[r] as number;
-    let end = runs[r + 1] as number;
-    if (text.charCodeAt(start - 1) === 45) start--;
-    end = exponentEnd(text, end);
-    doubles.push(Number(text.slice(start, end)));
+    const start = runs[r] as number;
+    spans.push(text.charCodeAt(start - 1) === 45 ? start - 1 : start, exponentEnd(text, runs[r + 1] as number));
   }
-  return doubles;
+  return new LongLiterals(text, spans);
+}
+
+/**
+ * Whether the literal at [start, end) can be an integer or round to one. A literal I.F with
+ * k integer digits lies at least 10^-j from every integer when one of the first j = 15 - k
+ * fraction digits breaks a run of zeros or nines, which is more than half a double's spacing
+ * there (below 10^k × 2.3e-16): such a literal cannot round to an integer.
+ */
+function mayRoundToInteger(text: string, start: number, end: number): boolean {
+  let point = -1;
+  for (let i = start; i < end; i++) {
+    const code = text.charCodeAt(i);
+    if (code === 101 || code === 69) return true;
+    if (code === 46) point = i;
+  }
+  if (point < 0) return true;
+  let k = 0;
+  for (let i = start; i < point; i++) {
+    const code = text.charCodeAt(i);
+    if (code >= 49 && code <= 57) k = point - i;
+    if (k > 0) break;
+  }
+  const j = 15 - k;
+  if (j <= 0) return true;
+  const first = text.charCodeAt(point + 1);
+  if (first !== 48 && first !== 57) return false;
+  for (let i = point + 2; i <= point + j && i < end; i++) {
+    if (text.charCodeAt(i) !== first) return false;
+  }
+  return true;
 }
 
 /** Where an exponent (`e`, optional sign, digits) starting at `at` ends; `at` when there is none. */

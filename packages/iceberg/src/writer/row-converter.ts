@@ -4,7 +4,7 @@ import type { Schema } from '../spec/schema.ts';
 import { type IcebergType, containsUnsupported, describeType } from '../spec/types.ts';
 import type { Column, Failure, RejectReason } from './columns.ts';
 import { isJsonObject, ListColumn, MapColumn, StructColumn, type StructSlot, UnsupportedColumn, structSlot } from './nested-columns.ts';
-import { parseJsonLossless, roundedLiterals } from './json-row.ts';
+import { longLiterals, parseJsonLossless } from './json-row.ts';
 import { PARQUET_FIELD_ID, ruleFor } from './type-table.ts';
 import { checkingRounded, POSSIBLY_ROUNDED } from './values.ts';
 
@@ -119,10 +119,10 @@ class Converter implements RowConverter {
   }
 
   appendJson(text: string): RowReject | null {
-    const rounded = this.exactNumbers ? roundedLiterals(text) : null;
-    if (rounded === null) return this.append(JSON.parse(text));
+    const literals = this.exactNumbers ? longLiterals(text) : null;
+    if (literals === null) return this.append(JSON.parse(text));
     try {
-      return checkingRounded(rounded, () => this.append(JSON.parse(text)));
+      return checkingRounded(literals, () => this.append(JSON.parse(text)));
     } catch (error) {
       if (error !== POSSIBLY_ROUNDED) throw error;
       // The throw left partial values behind: cut every column back to the rows taken.

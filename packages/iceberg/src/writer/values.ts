@@ -1,4 +1,5 @@
 import { isLosslessNumber } from 'lossless-json';
+import type { LongLiterals } from './json-row.ts';
 
 /**
  * Exact JSON value parsers: each returns the stored value or `undefined` when the input does
@@ -15,21 +16,28 @@ const TWO_63 = 2n ** 63n;
  */
 export const POSSIBLY_ROUNDED = Symbol('possibly rounded number');
 
-/** Doubles that may stand for longer literals, while a row parsed with `JSON.parse` is converted. */
-let rounded: readonly number[] | null = null;
+/** The long literals of the row being converted after `JSON.parse`, if it has any. */
+let pending: LongLiterals | null = null;
 
-/** Runs `convert` with integer and decimal parsers refusing the `possiblyRounded` doubles. */
-export function checkingRounded<T>(possiblyRounded: readonly number[] | null, convert: () => T): T {
-  rounded = possiblyRounded;
+/** Runs `convert` with integer and decimal parsers refusing doubles that may stand for `literals`. */
+export function checkingRounded<T>(literals: LongLiterals | null, convert: () => T): T {
+  pending = literals;
   try {
     return convert();
   } finally {
-    rounded = null;
+    pending = null;
   }
 }
 
-function exact(n: number): number {
-  if (rounded !== null && rounded.includes(n)) throw POSSIBLY_ROUNDED;
+/** An integer column's number, unless a long literal may have rounded to it. */
+function exactInteger(n: number): number {
+  if (pending !== null && Number.isInteger(n) && pending.integerDoubles().includes(n)) throw POSSIBLY_ROUNDED;
+  return n;
+}
+
+/** A decimal column's number, unless it may be a rounded long literal. */
+function exactDecimal(n: number): number {
+  if (pending !== null && pending.doubles().includes(n)) throw POSSIBLY_ROUNDED;
   return n;
 }
 
@@ -83,7 +91,7 @@ function numberLiteral(value: unknown): DecimalLiteral | undefined {
 
 /** int: a JSON integer (any notation whose value is integral, e.g. 7, 7.0, 7e0) in [-2^31, 2^31). */
 export function toInt32(value: unknown): number | undefined {
-  if (typeof value === 'number') return Number.isInteger(exact(value)) && value >= -TWO_31 && value < TWO_31 ? value + 0 : undefined;
+  if (typeof value === 'number') return Number.isInteger(exactInteger(value)) && value >= -TWO_31 && value < TWO_31 ? value + 0 : undefined;
   const n = toInt64(value);
   return typeof n === 'number' && n >= -TWO_31 && n < TWO_31 ? n : undefined;
 }
@@ -91,7 +99,7 @@ export function toInt32(value: unknown): number | undefined {
 /** long: a JSON integer in [-2^63, 2^63). */
 export function toInt64(value: unknown): number | bigint | undefined {
   if (typeof value === 'number') {
-    if (Number.isSafeInteger(exact(value))) return value + 0;
+    if (Number.isSafeInteger(exactInteger(value))) return value + 0;
     if (!Number.isInteger(value)) return undefined;
   }
   const literal = numberLiteral(value);
@@ -148,7 +156,7 @@ const POW10: readonly number[] = Array.from({ length: 23 }, (_, i) => 10 ** i);
  * zeros aside) and at most P digits in all. Returns the unscaled integer.
  */
 export function toDecimal(value: unknown, precision: number, scale: number): number | bigint | undefined {
-  if (typeof value === 'number' && Number.isFinite(exact(value)) && scale <= 15) {
+  if (typeof value === 'number' && Number.isFinite(exactDecimal(value)) && scale <= 15) {
     // Fast path: the double is the nearest to a literal of at most 15 significant digits
     // (exact parsing guarantees that), so when a small unscaled integer maps back to exactly
     // this double it is that literal.

@@ -1,3 +1,4 @@
+import { LosslessNumber, parse as parseLossless, stringify as stringifyLossless } from 'lossless-json';
 import { z } from 'zod';
 import type { ApiConfig } from './config.ts';
 import { CliError, firstIssue } from './errors.ts';
@@ -26,11 +27,23 @@ export class ApiClient {
   ) {}
 
   get<S extends z.ZodType>(path: string, schema: S, query: Query = {}): Promise<ApiAnswer<z.output<S>>> {
-    return this.send('GET', path, query, undefined, schema);
+    return this.send('GET', path, query, undefined, schema, parseJson);
+  }
+
+  /**
+   * A GET whose answer carries producers' rows: numbers JavaScript cannot hold exactly stay
+   * LosslessNumber (print them with `exactJson`), the rest are plain numbers for the schema.
+   */
+  getExact<S extends z.ZodType>(path: string, schema: S, query: Query = {}): Promise<ApiAnswer<z.output<S>>> {
+    return this.send('GET', path, query, undefined, schema, parseExact);
   }
 
   post<S extends z.ZodType>(path: string, body: unknown, schema: S): Promise<ApiAnswer<z.output<S>>> {
-    return this.send('POST', path, {}, body, schema);
+    return this.send('POST', path, {}, body, schema, parseJson);
+  }
+
+  delete<S extends z.ZodType>(path: string, schema: S): Promise<ApiAnswer<z.output<S>>> {
+    return this.send('DELETE', path, {}, undefined, schema, parseJson);
   }
 
   private async send<S extends z.ZodType>(
@@ -39,6 +52,7 @@ export class ApiClient {
     query: Query,
     requestBody: unknown,
     schema: S,
+    parseBody: (text: string) => unknown,
   ): Promise<ApiAnswer<z.output<S>>> {
     const operation = `${method} ${path}`;
     const headers: Record<string, string> = {
@@ -61,8 +75,8 @@ export class ApiClient {
       throw this.unreachable(error);
     }
 
-    const body = parseJson(text);
-    if (!response.ok) throw failed(response, body, operation);
+    const body = parseBody(text);
+    if (!response.ok) throw answerError(response, body, operation);
     const parsed = schema.safeParse(body);
     if (!parsed.success) {
       throw new CliError('unavailable', `unexpected_response: ${operation} answered a body tablemere cannot read (${firstIssue(parsed.error)})`);
@@ -87,7 +101,7 @@ export class ApiClient {
 }
 
 /** An error answer: 4xx is a refusal (exit 1), anything else is the API failing (exit 3). */
-function failed(response: Response, body: unknown, operation: string): CliError {
+export function answerError(response: Response, body: unknown, operation: string): CliError {
   const kind = response.status >= 400 && response.status < 500 ? 'refused' : 'unavailable';
   const envelope = errorBodySchema.safeParse(body);
   if (!envelope.success) {
@@ -99,7 +113,7 @@ function failed(response: Response, body: unknown, operation: string): CliError 
   return new CliError(kind, `${code}: ${message}${hint}`);
 }
 
-function parseJson(text: string): unknown {
+export function parseJson(text: string): unknown {
   try {
     return JSON.parse(text);
   } catch {
@@ -107,8 +121,24 @@ function parseJson(text: string): unknown {
   }
 }
 
+/** A number as a JavaScript number when that loses nothing (`7`, `0.5`), else kept as written. */
+const exactNumber = (text: string): number | LosslessNumber => (String(Number(text)) === text ? Number(text) : new LosslessNumber(text));
+
+function parseExact(text: string): unknown {
+  try {
+    return parseLossless(text, null, exactNumber);
+  } catch {
+    return undefined;
+  }
+}
+
+/** JSON text of a value read by `getExact`, every number as the API sent it; indented when asked. */
+export function exactJson(value: unknown, indent?: number): string {
+  return stringifyLossless(value, undefined, indent) ?? 'null';
+}
+
 /** fetch hides the socket error (ECONNREFUSED, ENOTFOUND, ...) in `cause`. */
-function networkReason(error: unknown): string {
+export function networkReason(error: unknown): string {
   const cause = error instanceof Error ? error.cause : undefined;
   if (cause instanceof Error) return 'code' in cause && typeof cause.code === 'string' ? cause.code : cause.message;
   return error instanceof Error ? error.message : String(error);

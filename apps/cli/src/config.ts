@@ -19,16 +19,26 @@ export interface ConfigSources {
  * Resolves the API URL and key: flags, then the environment, then the `.stack/env` of the
  * checkout the command runs in (read only when something is still missing).
  */
-export function resolveApiConfig({ flags, env, cwd }: ConfigSources): ApiConfig {
+export function resolveApiConfig(sources: ConfigSources): ApiConfig {
+  const { apiUrl, apiKey } = lookup(sources, true);
+  if (apiKey === undefined) throw usageError('no API key: set TABLEMERE_API_KEY or pass --api-key');
+  return { apiUrl, apiKey };
+}
+
+/** The API URL alone, the same way: what `sink send` needs when its key comes without a key file. */
+export function resolveApiUrl(sources: ConfigSources): string {
+  return lookup(sources, false).apiUrl;
+}
+
+function lookup({ flags, env, cwd }: ConfigSources, wantKey: boolean): { apiUrl: string; apiKey: string | undefined } {
   let apiUrl = nonEmpty(flags.apiUrl) ?? nonEmpty(env.TABLEMERE_API_URL);
   let apiKey = nonEmpty(flags.apiKey) ?? nonEmpty(env.TABLEMERE_API_KEY);
-  if (apiUrl === undefined || apiKey === undefined) {
+  if (apiUrl === undefined || (wantKey && apiKey === undefined)) {
     const stack = loadStackEnv(cwd);
     apiUrl ??= nonEmpty(stack.TABLEMERE_API_URL);
     apiKey ??= nonEmpty(stack.TABLEMERE_API_KEY);
   }
   if (apiUrl === undefined) throw usageError('no API URL: set TABLEMERE_API_URL or pass --api-url');
-  if (apiKey === undefined) throw usageError('no API key: set TABLEMERE_API_KEY or pass --api-key');
   return { apiUrl: checkUrl(apiUrl), apiKey };
 }
 

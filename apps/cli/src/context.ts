@@ -1,4 +1,4 @@
-import { WarehouseName } from '@tablemere/contracts';
+import { SinkRef, WarehouseName } from '@tablemere/contracts';
 import type { Command } from 'commander';
 import type { ApiClient } from './api-client.ts';
 import { usageError } from './errors.ts';
@@ -13,6 +13,16 @@ export interface CommandContext {
    * error is reported first and the API is never called with a request known to be bad.
    */
   api(command: Command): ApiClient;
+  /** The API URL alone, from the same places (no API key needed). */
+  apiUrl(command: Command): string;
+  /** The environment, for variables a single command reads (TABLEMERE_SEND_KEY). */
+  readonly env: Readonly<Record<string, string | undefined>>;
+  /** Standard input, for `sink send -`. */
+  stdin(): AsyncIterable<Uint8Array>;
+  /** The terminal to draw progress on; undefined when stderr is not a terminal. */
+  readonly terminal: NodeJS.WriteStream | undefined;
+  /** The clock ages are measured against. */
+  now(): Date;
 }
 
 /** A catalog name the user typed, checked and ready for a URL path. */
@@ -20,4 +30,11 @@ export function catalogSegment(catalog: string): string {
   const name = WarehouseName.safeParse(catalog);
   if (!name.success) throw usageError(`catalog '${catalog}': ${name.error.issues[0]?.message ?? 'invalid name'}`);
   return encodeURIComponent(name.data);
+}
+
+/** A sink id (`snk_…`) or name the user typed, checked and ready for a URL path. */
+export function sinkSegment(sink: string): string {
+  const ref = SinkRef.safeParse(sink);
+  if (!ref.success) throw usageError(`sink '${sink}': give its id (snk_ and 12 hex digits) or its name (lowercase letters, digits, "_" or "-")`);
+  return encodeURIComponent(ref.data);
 }

@@ -7,18 +7,21 @@ import type { z } from 'zod';
 export type CliErrorKind =
   /** The API answered 4xx: the request was understood and refused. */
   | 'refused'
-  /** Bad flags, arguments or column types, or missing configuration; the API was not called. */
+  /** Bad flags, arguments, column types or input, or missing configuration; the API was not called. */
   | 'usage'
   /** The API could not be reached, timed out, failed (5xx) or answered something unreadable. */
   | 'unavailable'
   /** A fault inside the CLI itself. */
-  | 'internal';
+  | 'internal'
+  /** `sink send` stored every batch, but the intake refused some of their rows (not JSON objects). */
+  | 'rows_refused';
 
 export const exitCodes: Readonly<Record<CliErrorKind, number>> = Object.freeze({
   refused: 1,
   usage: 2,
   unavailable: 3,
   internal: 4,
+  rows_refused: 5,
 });
 
 export class CliError extends Error {
@@ -45,8 +48,11 @@ export const exitCodeHelp = `
 Exit codes:
   0  success
   1  the API refused the request (4xx); printed as "error: <code>: <message>"
-  2  usage error: bad flags, arguments or column types, or no API URL/key configured
-     (the API is not called)
+  2  usage error: bad flags, arguments or column types, unreadable input, or no API
+     URL/key configured (the API is not called)
   3  the API could not be reached, timed out, failed (5xx) or answered something unreadable
   4  internal error in tablemere itself
-Every failure prints one line to stderr.`;
+  5  sink send: every batch was stored, but the intake refused some rows (elements
+     that are not JSON objects); the totals say how many
+Every failure ends with one line on stderr: "error: ..." (sink send prints its totals on
+stdout first, and the first refused rows on stderr).`;

@@ -13,4 +13,6 @@ process.exitCode = await run({
     stdout: (text) => process.stdout.write(text),
     stderr: (text) => process.stderr.write(text),
   },
+  stdin: () => process.stdin,
+  ...(process.stderr.isTTY ? { terminal: process.stderr } : {}),
 });

@@ -1,9 +1,17 @@
 import { Command, CommanderError } from 'commander';
 import { ApiClient } from './api-client.ts';
 import { addConnect } from './commands/connect.ts';
+import { addSinkCreate } from './commands/sink-create.ts';
+import { addSinkDelete } from './commands/sink-delete.ts';
+import { addSinkGet } from './commands/sink-get.ts';
+import { addSinkList } from './commands/sink-list.ts';
+import { addSinkRejects } from './commands/sink-rejects.ts';
+import { addSinkSend } from './commands/sink-send.ts';
+import { addSinkStatus } from './commands/sink-status.ts';
+import { addSinkTail } from './commands/sink-tail.ts';
 import { addTableCreate } from './commands/table-create.ts';
 import { addTableList } from './commands/table-list.ts';
-import { resolveApiConfig } from './config.ts';
+import { resolveApiConfig, resolveApiUrl } from './config.ts';
 import type { CommandContext } from './context.ts';
 import { CliError, exitCodeHelp, usageError } from './errors.ts';
 import { type Io, Output } from './output.ts';
@@ -14,6 +22,10 @@ export interface RunOptions {
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly cwd: string;
   readonly io: Io;
+  /** Standard input, for commands reading `-`; empty when not given. */
+  readonly stdin?: () => AsyncIterable<Uint8Array>;
+  /** The terminal behind stderr, when there is one: progress bars are drawn only there. */
+  readonly terminal?: NodeJS.WriteStream;
 }
 
 interface GlobalFlags {
@@ -22,11 +34,16 @@ interface GlobalFlags {
 }
 
 /** Runs one invocation and answers its exit code; nothing here exits the process. */
-export async function run({ argv, env, cwd, io }: RunOptions): Promise<number> {
+export async function run({ argv, env, cwd, io, stdin, terminal }: RunOptions): Promise<number> {
   const out = new Output(io);
   const context: CommandContext = {
     out,
     api: (command) => new ApiClient(resolveApiConfig({ flags: command.optsWithGlobals<GlobalFlags>(), env, cwd })),
+    apiUrl: (command) => resolveApiUrl({ flags: command.optsWithGlobals<GlobalFlags>(), env, cwd }),
+    env,
+    stdin: stdin ?? (async function* () {}),
+    terminal,
+    now: () => new Date(),
   };
   const program = buildProgram(context, io);
   try {
@@ -50,7 +67,7 @@ interface Program {
 
 function buildProgram(context: CommandContext, io: Io): Program {
   const root = new Command('tablemere')
-    .description('Create Iceberg tables and connect engines to them through the tablemere API.')
+    .description('Create Iceberg tables, feed them JSON rows through sinks, and connect engines to them through the tablemere API.')
     .option('--api-url <url>', 'tablemere API URL (default: $TABLEMERE_API_URL, then .stack/env)')
     .option('--api-key <key>', 'API key (default: $TABLEMERE_API_KEY, then .stack/env; prefer those, flags show in process lists)')
     .addHelpText('after', exitCodeHelp)
@@ -74,6 +91,16 @@ function buildProgram(context: CommandContext, io: Io): Program {
   const table = track(root.command('table').description('create and list tables in a catalog'));
   addTableCreate(table, context);
   addTableList(table, context);
+
+  const sink = track(root.command('sink').description('create sinks (an HTTP intake per table), send rows to them, and watch them roll'));
+  addSinkCreate(sink, context);
+  addSinkList(sink, context);
+  addSinkGet(sink, context);
+  addSinkSend(sink, context);
+  addSinkStatus(sink, context);
+  addSinkTail(sink, context);
+  addSinkRejects(sink, context);
+  addSinkDelete(sink, context);
 
   addConnect(root, context);
   return { root, reached: () => reached };

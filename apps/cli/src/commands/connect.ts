@@ -23,6 +23,20 @@ export function addConnect(program: Command, context: CommandContext): void {
     });
 }
 
+/** Text cut into lines of at most `width` characters, each after `lead`. */
+function wrap(text: string, lead: string, width = 96): string[] {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(/\s+/)) {
+    if (line !== '' && lead.length + line.length + 1 + word.length > width) {
+      lines.push(lead + line);
+      line = word;
+    } else line = line === '' ? word : `${line} ${word}`;
+  }
+  if (line !== '') lines.push(lead + line);
+  return lines;
+}
+
 function describe(connection: Connection): string[] {
   const target = connection.warehouse;
   const prefix = target.prefix === null ? '' : ` (prefix ${target.prefix})`;
@@ -37,6 +51,7 @@ function describe(connection: Connection): string[] {
         ['S3 region', target.s3.region],
         ['S3 addressing', target.s3.path_style ? 'path-style' : 'virtual-hosted'],
         ['tablemere API', connection.api_url],
+        ...(connection.ingest_url === undefined ? [] : [['sink ingest URL', connection.ingest_url]]),
       ],
       '  ',
     ),
@@ -51,5 +66,6 @@ function describe(connection: Connection): string[] {
     '',
     '# Spark',
     ...sparkSnippet(target),
+    ...(connection.sinks_note === undefined ? [] : ['', '# Sinks', ...wrap(connection.sinks_note, '# ')]),
   ];
 }

@@ -1,0 +1,101 @@
+import { createHash } from 'node:crypto';
+import { usageError } from './errors.ts';
+import type { InputRow } from './json-input.ts';
+
+/** The send route's limit on one request body: 16 MiB, counted in bytes. */
+export const MAX_BATCH_BYTES = 16 * 1024 * 1024;
+
+/** `[` and `]` around every batch. */
+const BRACKETS = 2;
+const OPEN = Buffer.from('[');
+const COMMA = Buffer.from(',');
+const CLOSE = Buffer.from(']');
+
+/** The largest row that fits a batch on its own: the body is `[` + row + `]`. */
+export const maxRowBytes = (maxBatchBytes: number) => maxBatchBytes - BRACKETS;
+
+/** One request's worth of rows, ready to send. */
+export interface Batch {
+  /** 1-based, in input order. */
+  readonly part: number;
+  /** The Idempotency-Key: the same for the same input, so a re-run replays rather than duplicates. */
+  readonly id: string;
+  /** A JSON array holding the rows' bytes unchanged, separated by commas. */
+  readonly body: Buffer;
+  readonly rows: number;
+  /** Input position of the batch's first row, for messages. */
+  readonly firstRow: number;
+}
+
+/** Characters the send route accepts in an Idempotency-Key, and its length. */
+export const BATCH_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** Room left in a batch id for `-<part>` after a `--batch-id` prefix. */
+export const MAX_BATCH_ID_PREFIX = 100;
+
+/** Checks a `--batch-id` prefix before anything is read or sent. */
+export function checkBatchIdPrefix(prefix: string): string {
+  if (!BATCH_ID_PATTERN.test(prefix) || prefix.length > MAX_BATCH_ID_PREFIX) {
+    throw usageError(`--batch-id '${prefix}': use 1-${MAX_BATCH_ID_PREFIX} characters of A-Z a-z 0-9 . _ : -`);
+  }
+  return prefix;
+}
+
+/**
+ * The batch id of one part. With a prefix (`--batch-id`) it is `<prefix>-<part>`; without one,
+ * `<24 hex of the body's SHA-256>-<part>`. Both depend only on the input (the split is
+ * deterministic), so sending the same input again names the same batches and the intake
+ * answers each from its ledger instead of storing it twice. The part number keeps two equal
+ * bodies within one input apart.
+ */
+export function batchId(body: Buffer, part: number, prefix?: string): string {
+  const head = prefix ?? createHash('sha256').update(body).digest('hex').slice(0, 24);
+  return `${head}-${part}`;
+}
+
+export interface PackOptions {
+  /** Default MAX_BATCH_BYTES; smaller in tests. */
+  readonly maxBatchBytes?: number;
+  readonly batchIdPrefix?: string;
+}
+
+/**
+ * Packs rows, in order, into the fewest JSON array bodies of at most `maxBatchBytes` each (a
+ * batch closes when the next row would not fit). Holds one batch's rows at a time.
+ */
+export async function* packBatches(rows: AsyncIterable<InputRow>, options: PackOptions = {}): AsyncGenerator<Batch> {
+  const limit = options.maxBatchBytes ?? MAX_BATCH_BYTES;
+  let held: Buffer[] = [];
+  let size = BRACKETS;
+  let firstRow = 0;
+  let part = 0;
+
+  const close = (): Batch => {
+    const pieces: Buffer[] = [OPEN];
+    for (const [i, row] of held.entries()) pieces.push(...(i === 0 ? [row] : [COMMA, row]));
+    pieces.push(CLOSE);
+    const body = Buffer.concat(pieces, size);
+    part += 1;
+    const batch = { part, id: batchId(body, part, options.batchIdPrefix), body, rows: held.length, firstRow };
+    held = [];
+    size = BRACKETS;
+    return batch;
+  };
+
+  for await (const row of rows) {
+    const grown = size + (held.length > 0 ? 1 : 0) + row.bytes.length;
+    if (held.length > 0 && grown > limit) yield close();
+    if (held.length === 0) {
+      if (BRACKETS + row.bytes.length > limit) {
+        // json-input refuses such rows first; this guards a caller that skipped it.
+        throw usageError(`row ${row.index} is ${row.bytes.length} bytes; a batch holds at most ${limit} bytes`);
+      }
+      firstRow = row.index;
+      size = BRACKETS + row.bytes.length;
+    } else {
+      size += 1 + row.bytes.length;
+    }
+    held.push(row.bytes);
+  }
+  if (held.length > 0) yield close();
+}

@@ -1,0 +1,139 @@
+import {
+  CreatedSink,
+  CreateSinkRequest,
+  INACTIVITY_SECONDS_MIN,
+  ROLL_BYTES_DEFAULT,
+  ROLL_BYTES_MAX,
+  ROLL_BYTES_MIN,
+  ROLL_SECONDS_DEFAULT,
+  ROLL_SECONDS_MAX,
+  ROLL_SECONDS_MIN,
+} from '@tablemere/contracts';
+import type { Command } from 'commander';
+import { type CommandContext, catalogSegment } from '../context.ts';
+import { usageError } from '../errors.ts';
+import { size } from '../human.ts';
+import { PendingKeyFile } from '../key-file.ts';
+import { integerOption, sizeOption } from '../options.ts';
+import { describeRoll } from '../sink-view.ts';
+
+interface Options {
+  table: string;
+  name: string;
+  rollSeconds?: number;
+  rollBytes?: number;
+  inactivitySeconds?: number;
+  save?: string;
+  showKey?: boolean;
+  force?: boolean;
+  json?: boolean;
+}
+
+export function addSinkCreate(sink: Command, context: CommandContext): void {
+  sink
+    .command('create')
+    .description("create a sink: an HTTP intake for one table, with its send key (shown once: --save or --show-key)")
+    .argument('<catalog>', 'the catalog (warehouse) holding the table')
+    .requiredOption('--table <ns.table>', 'the table, as <namespace>.<table>; it must exist and be unpartitioned')
+    .requiredOption('--name <name>', 'the sink name (unique in the project)')
+    .option('--roll-seconds <n>', `commit what waits at least this often (default ${ROLL_SECONDS_DEFAULT}, at least ${ROLL_SECONDS_MIN})`, integerOption('--roll-seconds'))
+    .option(
+      '--roll-bytes <n>',
+      `commit once this many bytes wait: bytes or e.g. 48MiB (${size(ROLL_BYTES_MIN)} to ${size(ROLL_BYTES_MAX)}, default ${size(ROLL_BYTES_DEFAULT)})`,
+      sizeOption('--roll-bytes'),
+    )
+    .option(
+      '--inactivity-seconds <n>',
+      `commit early once no batch arrived for this long (at least ${INACTIVITY_SECONDS_MIN}; default: off)`,
+      integerOption('--inactivity-seconds'),
+    )
+    .option('--save <file>', 'write the send key, sink id and ingest URL to this file (mode 0600); print no key')
+    .option('--show-key', 'print the send key, once (it cannot be shown again)')
+    .option('--force', 'with --save: replace an existing file')
+    .option('--json', "print the API's JSON answer, without the send key unless --show-key")
+    .addHelpText(
+      'after',
+      `
+The send key is answered once. Choose where it goes: --save FILE (what 'tablemere sink send
+--send-key-file FILE' reads) or --show-key. Without either, nothing is created.
+
+Example:
+  tablemere sink create garden --table garden.events --name events_in --save ~/events-sink.json`,
+    )
+    .action(async (catalog: string, options: Options, command: Command) => {
+      // Everything is checked, and the key file claimed, before the API is called: a key the
+      // API answers has to land somewhere, and it is never answered again.
+      const request = createSinkRequest(catalog, options);
+      const keyFile = options.save === undefined ? undefined : PendingKeyFile.claim(options.save, options.force === true);
+      let created: { value: CreatedSink; body: unknown };
+      try {
+        created = await context.api(command).post('/v1/sinks', request, CreatedSink);
+      } catch (error) {
+        keyFile?.abandon();
+        throw error;
+      }
+      const sink = created.value;
+      keyFile?.commit({
+        format: 'tablemere-send-key/1',
+        sink_id: sink.id,
+        sink_name: sink.name,
+        warehouse: sink.warehouse,
+        table: sink.table,
+        ingest_url: sink.ingest_url,
+        send_key: sink.send_key,
+      });
+
+      if (options.json) {
+        const { send_key: _key, ...rest } = created.body as Record<string, unknown>;
+        context.out.json(options.showKey ? created.body : rest);
+        return;
+      }
+      context.out.lines([
+        `created sink ${sink.name} (${sink.id}) for ${sink.table} in catalog ${sink.warehouse}`,
+        `  ingest URL  ${sink.ingest_url}`,
+        `  roll        ${describeRoll(sink.roll)}`,
+        ...(keyFile
+          ? [`  send key    saved to ${keyFile.target} (mode 0600); send with: tablemere sink send ${sink.name} FILE --send-key-file ${options.save}`]
+          : [`  send key    ${sink.send_key}`, '              (shown this once; tablemere keeps only its hash)']),
+      ]);
+    });
+}
+
+function createSinkRequest(catalog: string, options: Options): CreateSinkRequest {
+  catalogSegment(catalog);
+  if (options.save === undefined && !options.showKey) {
+    throw usageError('say where the send key goes: --save FILE (written mode 0600) or --show-key (printed once); nothing was created');
+  }
+  if (options.save !== undefined && options.showKey) throw usageError('--save and --show-key: choose one');
+  if (options.force && options.save === undefined) throw usageError('--force only applies to --save');
+
+  const request = CreateSinkRequest.safeParse({
+    name: options.name,
+    table: options.table,
+    warehouse: catalog,
+    ...(options.rollSeconds !== undefined ? { roll_seconds: options.rollSeconds } : {}),
+    ...(options.rollBytes !== undefined ? { roll_bytes: options.rollBytes } : {}),
+    ...(options.inactivitySeconds !== undefined ? { inactivity_seconds: options.inactivitySeconds } : {}),
+  });
+  if (request.success) return request.data;
+  const issue = request.error.issues[0];
+  const field = String(issue?.path[0]);
+  const flag = flags[field] ?? 'sink create';
+  const range = ranges[field];
+  const outOfRange = issue?.code === 'too_small' || issue?.code === 'too_big';
+  throw usageError(`${flag}: ${outOfRange && range ? range : (issue?.message ?? 'invalid')}`);
+}
+
+const flags: Readonly<Record<string, string>> = {
+  name: '--name',
+  table: '--table',
+  roll_seconds: '--roll-seconds',
+  roll_bytes: '--roll-bytes',
+  inactivity_seconds: '--inactivity-seconds',
+};
+
+const ranges: Readonly<Record<string, string>> = {
+  roll_seconds: `at least ${ROLL_SECONDS_MIN} (the roller's floor), at most ${ROLL_SECONDS_MAX}`,
+  roll_bytes: `from ${size(ROLL_BYTES_MIN)} (${ROLL_BYTES_MIN}) to ${size(ROLL_BYTES_MAX)} (${ROLL_BYTES_MAX})`,
+  inactivity_seconds: `at least ${INACTIVITY_SECONDS_MIN} (the roller ticks every 10 s), at most ${ROLL_SECONDS_MAX}`,
+};

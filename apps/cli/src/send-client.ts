@@ -1,0 +1,152 @@
+import { Readable } from 'node:stream';
+import { SendResult } from '@tablemere/contracts';
+import { answerError, networkReason, parseJson } from './api-client.ts';
+import type { Batch } from './batches.ts';
+import { CliError, firstIssue } from './errors.ts';
+
+/** Where a batch goes and with which key. */
+export interface SendTarget {
+  /** The sink's send route, `<api>/v1/sinks/<sink_id>`. */
+  readonly ingestUrl: string;
+  readonly sendKey: string;
+}
+
+/**
+ * How long to wait before each retry, in seconds, when the API gives no Retry-After: one entry
+ * per retry, so the ladder's length bounds the attempts (seven in all, about a minute).
+ */
+export const RETRY_LADDER_SECONDS: readonly number[] = [1, 2, 4, 8, 15, 30];
+
+/** A Retry-After above this is cut to it, so a send never sleeps for hours unattended. */
+export const MAX_RETRY_AFTER_SECONDS = 300;
+
+/** One attempt may take this long: a 16 MiB body over a slow link, and the store's PUT. */
+const ATTEMPT_TIMEOUT_MS = 120_000;
+
+/** Bytes handed to the socket at a time, so progress moves within a batch. */
+const SLICE_BYTES = 1024 * 1024;
+
+export interface RetryNotice {
+  readonly batch: Batch;
+  /** The attempt that failed, 1-based. */
+  readonly attempt: number;
+  readonly attempts: number;
+  readonly waitSeconds: number;
+  /** What went wrong, e.g. `503 store_unavailable` or `ECONNRESET`. */
+  readonly reason: string;
+}
+
+export interface SendHooks {
+  /** Body bytes handed to the connection so far for this attempt (restarts at 0 on a retry). */
+  onBytes?(batch: Batch, sent: number): void;
+  onRetry?(notice: RetryNotice): void;
+  /** Waits between attempts; tests pass a clock that does not sleep. */
+  sleep?(ms: number): Promise<void>;
+}
+
+export interface SentBatch {
+  readonly batch: Batch;
+  readonly result: SendResult;
+  /** True when the intake already had this batch: it answered the first send's result (200). */
+  readonly replay: boolean;
+}
+
+/**
+ * Sends one batch, its id as the Idempotency-Key. The key makes every retry safe (a replay is
+ * answered from the intake's ledger, never stored twice), so any failure without an answer,
+ * any 5xx and 429 is retried: after Retry-After when the API gives a positive one, else after
+ * the next step of the ladder. Any other 4xx is final.
+ */
+export async function sendBatch(target: SendTarget, batch: Batch, hooks: SendHooks = {}): Promise<SentBatch> {
+  const sleep = hooks.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  const attempts = RETRY_LADDER_SECONDS.length + 1;
+  const operation = `POST ${new URL(target.ingestUrl).pathname} (batch ${batch.id})`;
+  for (let attempt = 1; ; attempt++) {
+    const outcome = await attemptSend(target, batch, operation, hooks);
+    if ('sent' in outcome) return outcome.sent;
+    const { failure, retryAfter, reason } = outcome;
+    if (failure.kind !== 'unavailable' || attempt === attempts) throw failure;
+    const waitSeconds = Math.min(retryAfter ?? RETRY_LADDER_SECONDS[attempt - 1]!, MAX_RETRY_AFTER_SECONDS);
+    hooks.onRetry?.({ batch, attempt, attempts, waitSeconds, reason });
+    await sleep(waitSeconds * 1000);
+  }
+}
+
+type Attempt = { sent: SentBatch } | { failure: CliError; retryAfter: number | undefined; reason: string };
+
+async function attemptSend(target: SendTarget, batch: Batch, operation: string, hooks: SendHooks): Promise<Attempt> {
+  let response: Response;
+  let text: string;
+  try {
+    response = await fetch(target.ingestUrl, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${target.sendKey}`,
+        'idempotency-key': batch.id,
+        'content-type': 'application/json',
+        'content-length': String(batch.body.length),
+        accept: 'application/json',
+      },
+      body: Readable.toWeb(Readable.from(slices(batch, hooks))) as ReadableStream<Uint8Array>,
+      duplex: 'half',
+      signal: AbortSignal.timeout(ATTEMPT_TIMEOUT_MS),
+    } as RequestInit);
+    text = await response.text();
+  } catch (error) {
+    const reason =
+      error instanceof DOMException && error.name === 'TimeoutError' ? `no answer within ${ATTEMPT_TIMEOUT_MS / 1000} s` : networkReason(error);
+    return {
+      failure: new CliError('unavailable', `${operation}: cannot reach the intake at ${new URL(target.ingestUrl).origin} (${reason})`),
+      retryAfter: undefined,
+      reason,
+    };
+  }
+
+  const body = parseJson(text);
+  if (response.ok) {
+    const parsed = SendResult.safeParse(body);
+    if (!parsed.success) {
+      return {
+        failure: new CliError('unavailable', `unexpected_response: ${operation} answered a body tablemere cannot read (${firstIssue(parsed.error)})`),
+        retryAfter: undefined,
+        reason: `${response.status} unreadable answer`,
+      };
+    }
+    return { sent: { batch, result: parsed.data, replay: response.status === 200 } };
+  }
+
+  const failure = answerError(response, body, operation);
+  // 429 is the sink's backlog cap: the request was understood, and waiting is the remedy.
+  const retryable = response.status === 429 || response.status >= 500;
+  const code = (body as { error?: { code?: unknown } } | undefined)?.error?.code;
+  return {
+    failure: retryable ? new CliError('unavailable', failure.message) : failure,
+    retryAfter: retryAfterSeconds(response.headers.get('retry-after'), new Date()),
+    reason: `${response.status}${typeof code === 'string' ? ` ${code}` : ''}`,
+  };
+}
+
+function* slices(batch: Batch, hooks: SendHooks): Generator<Buffer> {
+  for (let at = 0; at < batch.body.length; at += SLICE_BYTES) {
+    const end = Math.min(at + SLICE_BYTES, batch.body.length);
+    yield batch.body.subarray(at, end);
+    hooks.onBytes?.(batch, end);
+  }
+}
+
+/**
+ * A Retry-After header in seconds: delay-seconds or an HTTP date. Undefined when absent, not
+ * positive, or unreadable, so the ladder decides instead.
+ */
+export function retryAfterSeconds(header: string | null, now: Date): number | undefined {
+  if (header === null) return undefined;
+  const text = header.trim();
+  if (/^\d+$/.test(text)) {
+    const seconds = Number(text);
+    return seconds > 0 ? seconds : undefined;
+  }
+  const at = Date.parse(text);
+  if (Number.isNaN(at)) return undefined;
+  const seconds = Math.ceil((at - now.getTime()) / 1000);
+  return seconds > 0 ? seconds : undefined;
+}

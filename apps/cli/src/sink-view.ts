@@ -1,0 +1,79 @@
+import type { Sink } from '@tablemere/contracts';
+import { ago, plural, size, span, when } from './human.ts';
+import { columns } from './output.ts';
+
+/** The roll policy in words: `every 5 min, or once 64.0 MiB wait, or at 1,000 batches`. */
+export function describeRoll(roll: Sink['roll']): string {
+  return [
+    `every ${span(roll.roll_seconds)}`,
+    `or once ${size(roll.roll_bytes)} wait`,
+    ...(roll.inactivity_seconds === null ? [] : [`or after ${span(roll.inactivity_seconds)} without a batch`]),
+    `or at ${plural(roll.max_batches, 'batch', 'batches')}`,
+  ].join(', ');
+}
+
+/** What waits for the roll: `2 batches (1.2 MiB), 42 s behind` or `nothing`. */
+export function describeLag(lag: Sink['lag']): string {
+  if (lag.batches_waiting === 0) return 'nothing';
+  return `${plural(lag.batches_waiting, 'batch', 'batches')} (${size(lag.bytes_waiting)}), ${span(lag.seconds_behind)} behind`;
+}
+
+function describeLastRoll(last: Sink['last_roll'], now: Date): string {
+  if (last === null) return 'none yet';
+  const snapshot = last.snapshot_id === null ? 'nothing committed' : `snapshot ${last.snapshot_id}`;
+  return (
+    `${ago(last.at, now)}: ${plural(last.batches, 'batch', 'batches')}, ${plural(last.rows, 'row')}, ` +
+    `${plural(last.rejected_rows, 'row')} rejected, ${snapshot}, took ${last.seconds.toFixed(1)} s`
+  );
+}
+
+function describeRejects(sink: Sink, now: Date): string {
+  const rejects = sink.rejects;
+  if (rejects.rows_total === 0) return 'none';
+  const last = rejects.last_at === null ? '' : `, last ${ago(rejects.last_at, now)}`;
+  return `${plural(rejects.rows_total, 'row')} in ${plural(rejects.batches_with_rejects, 'batch', 'batches')}${last}; see: tablemere sink rejects ${sink.name}`;
+}
+
+function describeReceived(received: Sink['received'], now: Date): string {
+  if (received.batches === 0) return 'nothing yet';
+  const last = received.last_at === null ? '' : `; last ${ago(received.last_at, now)}`;
+  return `${plural(received.batches, 'batch', 'batches')}, ${plural(received.rows, 'row')}, ${size(received.bytes)}${last}`;
+}
+
+/** `sink get`: one labelled line per aspect, ages relative to `now`. */
+export function sinkDetails(sink: Sink, now: Date): string[] {
+  return [
+    `sink ${sink.name} (${sink.id})`,
+    ...columns(
+      [
+        ['table', `${sink.table} in catalog ${sink.warehouse}`],
+        ['state', sink.state],
+        ['ingest URL', sink.ingest_url],
+        ['roll', describeRoll(sink.roll)],
+        ['waiting', describeLag(sink.lag)],
+        ['received', describeReceived(sink.received, now)],
+        ['last roll', describeLastRoll(sink.last_roll, now)],
+        ['rejects', describeRejects(sink, now)],
+        ['created', when(sink.created_at, now)],
+        ...(sink.deleted_at === null ? [] : [['deleted', when(sink.deleted_at, now)]]),
+      ],
+      '  ',
+    ),
+  ];
+}
+
+/** `sink list`: a header and one row per sink. */
+export function sinkTable(sinks: readonly Sink[], now: Date): string[] {
+  return columns([
+    ['NAME', 'ID', 'CATALOG', 'TABLE', 'STATE', 'WAITING', 'LAST ROLL'],
+    ...sinks.map((sink) => [
+      sink.name,
+      sink.id,
+      sink.warehouse,
+      sink.table,
+      sink.state,
+      describeLag(sink.lag),
+      sink.last_roll === null ? '-' : ago(sink.last_roll.at, now),
+    ]),
+  ]);
+}

@@ -41,9 +41,10 @@ async function listen(app: FastifyInstance): Promise<string> {
 /**
  * The real API on two real ports (public and internal), a fresh migrated database with one
  * bootstrap project whose warehouse is the stack's catalog, and the stack's intake bucket.
+ * `env` points it at another store and catalog than the running stack's.
  */
-export async function startTestStack(): Promise<TestStack> {
-  const env = stackEnv();
+export async function startTestStack(options: { env?: Record<string, string> } = {}): Promise<TestStack> {
+  const env = options.env ?? stackEnv();
   const url = new URL(env.DATABASE_URL!);
   url.pathname = `/roller_test_${suffix()}`;
   const databaseUrl = url.toString();

@@ -1,0 +1,111 @@
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CRASH_POINTS } from '../src/crash.ts';
+import { createSink, createTable, getSink, send } from './support/api.ts';
+import { intakeBatches, readBoth } from './support/expect.ts';
+import { pyicebergRows } from './support/readers.ts';
+import { runCli, summaries } from './support/roller.ts';
+import { startTestStack, suffix, type TestStack } from './support/stack.ts';
+import { repoRoot } from '../../../tests/support/stack.ts';
+import type { CreatedSink } from '@tablemere/contracts';
+
+/**
+ * Crash safety: the operator command is SIGKILLed at every step of a roll (by the crash hook)
+ * and at random moments (from outside), then run again; every row of every batch must be in
+ * the table exactly once.
+ */
+let stack: TestStack;
+let ns: string;
+let sink: CreatedSink;
+let nextX = 0;
+const sentX: number[] = [];
+
+beforeAll(async () => {
+  stack = await startTestStack();
+  ns = `crash_${suffix()}`;
+  await createTable(stack, ns, 'events', [
+    { name: 'x', type: 'long', required: true },
+    { name: 'who', type: 'string' },
+  ]);
+  sink = await createSink(stack, `crash_${suffix()}`, `${ns}.events`);
+});
+
+afterAll(async () => {
+  await stack.catalog.dropTable({ namespace: ns, name: 'events' }, { purge: true }).catch(() => undefined);
+  await stack.catalog.dropNamespace(ns).catch(() => undefined);
+  await stack?.stop();
+});
+
+/** Sends `batches` batches of three rows, one of them rejected, with fresh x values. */
+async function sendBatches(tag: string, batches: number): Promise<void> {
+  for (let b = 0; b < batches; b++) {
+    const rows = [{ x: nextX++, who: tag }, { x: nextX++ }, { who: 'no x: rejected' }];
+    sentX.push(rows[0]!.x!, rows[1]!.x!);
+    await send(stack, sink, `${tag}-${b}`, rows);
+  }
+}
+
+/** What the lease TTL would do after a while: a killed roller's lease runs out. */
+async function expireLease(): Promise<void> {
+  await stack.pool.query(`UPDATE sink_leases SET expires_at = now() - interval '1 second' WHERE sink_id = $1`, [sink.id]);
+}
+
+/** Every x sent is in the table exactly once, and nothing else is. */
+async function expectExactlyOnce(rows: Array<Record<string, unknown>>): Promise<void> {
+  const xs = rows.map((r) => Number(r.x)).sort((a, b) => a - b);
+  expect(xs).toEqual([...sentX].sort((a, b) => a - b));
+}
+
+async function rollClean(): Promise<void> {
+  const run = await runCli(['roll', sink.id], stack.rollerEnv());
+  expect(run.code, run.stderr).toBe(0);
+  expect(summaries(run)[0]).toMatchObject({ status: 'rolled' });
+}
+
+describe('crash safety', () => {
+  for (const point of CRASH_POINTS) {
+    it(`a roll killed at ${point} loses and duplicates nothing`, async () => {
+      await sendBatches(point, 3);
+      const crashed = await runCli(['roll', sink.id], stack.rollerEnv({ TABLEMERE_ROLLER_CRASH_AT: point }));
+      expect(crashed.signal, crashed.stderr).toBe('SIGKILL');
+      await expireLease();
+      await rollClean();
+      await expectExactlyOnce(await pyicebergRows(ns, 'events'));
+      expect(await intakeBatches(stack, sink.id)).toEqual([]);
+      expect((await getSink(stack, sink.id)).lag.batches_waiting).toBe(0);
+    });
+  }
+
+  it('survives being killed at random moments, many times', async () => {
+    const budgetMs = 150_000;
+    const started = Date.now();
+    let kills = 0;
+    let runs = 0;
+    const cli = path.join(repoRoot, 'apps/roller/src/cli.ts');
+    while (runs < 40 && Date.now() - started < budgetMs) {
+      runs++;
+      await sendBatches(`random${runs}`, 2);
+      const child = spawn(process.execPath, ['--import', 'tsx', cli, 'roll', sink.id], { cwd: repoRoot, env: stack.rollerEnv({ LOG_LEVEL: 'warn' }), stdio: 'ignore' });
+      const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('close', (_code, signal) => resolve(signal)));
+      // Start-up takes about a second; a roll of a few batches about another.
+      const delay = 400 + Math.random() * 2600;
+      const timer = setTimeout(() => child.kill('SIGKILL'), delay);
+      const signal = await exited;
+      clearTimeout(timer);
+      if (signal === 'SIGKILL') {
+        kills++;
+        await expireLease();
+      }
+    }
+    await rollClean();
+    await rollClean();
+    const rows = await readBoth(stack, ns, 'events');
+    await expectExactlyOnce(rows);
+    expect(await intakeBatches(stack, sink.id)).toEqual([]);
+    const view = await getSink(stack, sink.id);
+    expect(view.lag.batches_waiting).toBe(0);
+    console.log(`[crash] random kills: ${kills} of ${runs} runs killed mid-way; ${sentX.length} rows, each exactly once`);
+    expect(kills).toBeGreaterThan(runs / 3);
+  }, 300_000);
+});

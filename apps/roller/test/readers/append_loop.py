@@ -1,0 +1,30 @@
+"""Another writer: appends one row at a time to a table with PyIceberg until told to stop.
+
+usage: append_loop.py <namespace> <table> <stop file>
+Appends {"x": -1, "who": "other writer"} (x negative, so it is told apart from sink rows)
+until the stop file exists, then prints {"appends": N}. Conflicts are retried, as any engine would.
+"""
+import json
+import os
+import sys
+import time
+
+import pyarrow as pa
+from pyiceberg.exceptions import CommitFailedException
+
+from read_table import catalog
+
+namespace, name, stop_file = sys.argv[1:4]
+table = catalog().load_table((namespace, name))
+appends = 0
+while not os.path.exists(stop_file):
+    table = table.refresh()
+    schema = table.schema().as_arrow()
+    row = {f.name: None for f in schema}
+    row.update({"x": -1 - appends, "who": "other writer"})
+    try:
+        table.append(pa.Table.from_pylist([row], schema=schema))
+        appends += 1
+    except CommitFailedException:
+        time.sleep(0.05)
+print(json.dumps({"appends": appends}))

@@ -1,0 +1,171 @@
+import { commitSchemaChange, currentSchema, findInAncestry } from '@tablemere/iceberg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSink, createTable, getSink, send } from './support/api.ts';
+import { columnNames, intakeBatches, micros, readBoth, receivedOf, rejectsOf } from './support/expect.ts';
+import { pyicebergSnapshots } from './support/readers.ts';
+import { runCli, summaries } from './support/roller.ts';
+import { startTestStack, suffix, type TestStack } from './support/stack.ts';
+
+let stack: TestStack;
+const namespaces: string[] = [];
+
+beforeAll(async () => {
+  stack = await startTestStack();
+});
+
+afterAll(async () => {
+  for (const ns of namespaces) {
+    for (const t of await stack.catalog.listTables(ns).catch(() => [])) await stack.catalog.dropTable({ namespace: ns, name: t.name }, { purge: true });
+    await stack.catalog.dropNamespace(ns).catch(() => undefined);
+  }
+  await stack?.stop();
+});
+
+async function table(columns = [
+  { name: 'x', type: 'long', required: true },
+  { name: 'who', type: 'string' },
+  { name: 'ok', type: 'boolean' },
+  { name: 'at', type: 'timestamptz' },
+]) {
+  const ns = `roll_${suffix()}`;
+  namespaces.push(ns);
+  await createTable(stack, ns, 'events', columns);
+  return ns;
+}
+
+async function roll(sinkId: string) {
+  const run = await runCli(['roll', sinkId], stack.rollerEnv());
+  if (run.code !== 0) throw new Error(`roll exited ${run.code}: ${run.stdout}\n${run.stderr}`);
+  return summaries(run)[0]!;
+}
+
+describe('a roll, end to end', () => {
+  it('turns batches sent over HTTP into rows both engines read exactly, with __ingest_ts from the intake', async () => {
+    const ns = await table();
+    const sink = await createSink(stack, `events_${suffix()}`, `${ns}.events`);
+    const sent = [
+      await send(stack, sink, 'b-001', [{ x: 1, who: 'north', ok: true, at: '2026-09-21T12:00:00.123456Z' }, { x: 2 }]),
+      await send(stack, sink, 'b-002', [{ x: 3, who: 'south' }, { x: 'four' }, { who: 'nobody' }, { x: 5, colour: 'red' }, { x: 6, ok: false }]),
+      // Beyond 2^53: exact, never rounded.
+      await send(stack, sink, 'b-003', '[{"x": 9007199254740993, "who": "big"}]'),
+    ];
+    const received = new Map<string, string>();
+    for (const s of sent) received.set(s.batch_id, await receivedOf(stack, sink.id, s.batch_id));
+    for (const s of sent) expect(received.get(s.batch_id)).toBe(micros(s.received_at));
+
+    const summary = await roll(sink.id);
+    expect(summary).toMatchObject({ status: 'rolled', outcome: 'committed', batches: 3, rows: 5, rejected_rows: 3, reasons: { type_mismatch: 1, missing_required: 1, unknown_field: 1 } });
+
+    expect(await columnNames(stack, ns, 'events')).toEqual(['x', 'who', 'ok', 'at', '__ingest_ts']);
+    const rows = await readBoth(stack, ns, 'events');
+    const stamp = (batch: string) => received.get(batch)!;
+    expect(rows).toEqual([
+      { x: 1, who: 'north', ok: true, at: '2026-09-21T12:00:00.123456Z', __ingest_ts: stamp('b-001') },
+      { x: 2, who: null, ok: null, at: null, __ingest_ts: stamp('b-001') },
+      { x: 3, who: 'south', ok: null, at: null, __ingest_ts: stamp('b-002') },
+      { x: 6, who: null, ok: false, at: null, __ingest_ts: stamp('b-002') },
+      { x: 9007199254740993n, who: 'big', ok: null, at: null, __ingest_ts: stamp('b-003') },
+    ].sort((a, b) => (BigInt(a.x) < BigInt(b.x) ? -1 : 1)));
+    expect(rows).toHaveLength(5);
+
+    // Every rejected row, with the original row and its reason.
+    const rejects = await rejectsOf(stack, sink.id, 'b-002');
+    expect(rejects).toEqual([
+      expect.objectContaining({ batch_id: 'b-002', row: { x: 'four' }, reason: 'type_mismatch', field: 'x', expected: expect.any(String), got: '"four"' }),
+      expect.objectContaining({ batch_id: 'b-002', row: { who: 'nobody' }, reason: 'missing_required', field: 'x' }),
+      expect.objectContaining({ batch_id: 'b-002', row: { x: 5, colour: 'red' }, reason: 'unknown_field', field: 'colour' }),
+    ]);
+    expect(await intakeBatches(stack, sink.id)).toEqual([]);
+
+    // The snapshot names the sink and what it consumed.
+    const [head] = await pyicebergSnapshots(ns, 'events');
+    expect(head!.snapshot_id).toBe(summary.snapshot_id);
+    expect(head!.summary).toMatchObject({
+      operation: 'append',
+      'tablemere.sink.id': sink.id,
+      'tablemere.sink.batches': 'b-001,b-002,b-003',
+      'tablemere.sink.batch_rows': '2:0,2:3,1:0',
+      'tablemere.sink.rows': '5',
+      'tablemere.sink.rejected_rows': '3',
+      'tablemere.sink.rolled_at': expect.stringMatching(/^\d{4}-\d{2}-\d{2}T.*Z$/),
+    });
+
+    // The API's view matches.
+    const view = await getSink(stack, sink.id);
+    expect(view.lag).toMatchObject({ batches_waiting: 0, bytes_waiting: 0, oldest_waiting_at: null, seconds_behind: 0 });
+    expect(view.last_roll).toMatchObject({ batches: 3, rows: 5, rejected_rows: 3, snapshot_id: summary.snapshot_id });
+    expect(view.rejects).toMatchObject({ rows_total: 3, batches_with_rejects: 1, last_at: expect.any(String), prefix: expect.stringContaining(`_sink/${sink.id}/rejects/`) });
+
+    // The first roll's table changes happened once, in their own commit before the append.
+    const loaded = await stack.catalog.loadTable({ namespace: ns, name: 'events' });
+    expect(loaded.metadata.properties).toMatchObject({ 'write.metadata.delete-after-commit.enabled': 'true', 'write.metadata.previous-versions-max': '5' });
+    expect(currentSchema(loaded.metadata).fields.find((f) => f.name === '__ingest_ts')).toMatchObject({ required: false, type: 'timestamptz' });
+
+    // Nothing pending: a second roll commits nothing and changes nothing.
+    const schemas = loaded.metadata.schemas.length;
+    expect(await roll(sink.id)).toMatchObject({ outcome: 'idle', batches: 0 });
+    const after = await stack.catalog.loadTable({ namespace: ns, name: 'events' });
+    expect(after.metadata.schemas.length).toBe(schemas);
+    expect(after.metadata.snapshots?.length).toBe(loaded.metadata.snapshots?.length);
+  });
+
+  it('commits nothing when every row is rejected, but writes the rejects, consumes the batch and reports', async () => {
+    const ns = await table();
+    const sink = await createSink(stack, `empty_${suffix()}`, `${ns}.events`);
+    await send(stack, sink, 'all-bad', [{ who: 'a' }, { x: 'b' }]);
+    const summary = await roll(sink.id);
+    expect(summary).toMatchObject({ outcome: 'empty', snapshot_id: null, batches: 1, rows: 0, rejected_rows: 2 });
+    const loaded = await stack.catalog.loadTable({ namespace: ns, name: 'events' });
+    expect(findInAncestry(loaded.metadata, 'tablemere.sink.id', sink.id)).toBeUndefined();
+    expect(await readBoth(stack, ns, 'events')).toEqual([]);
+    expect((await rejectsOf(stack, sink.id, 'all-bad')).map((r) => r.reason)).toEqual(['missing_required', 'type_mismatch']);
+    expect(await intakeBatches(stack, sink.id)).toEqual([]);
+    const view = await getSink(stack, sink.id);
+    expect(view.lag.batches_waiting).toBe(0);
+    expect(view.rejects).toMatchObject({ rows_total: 2, batches_with_rejects: 1 });
+    expect(view.last_roll).toMatchObject({ batches: 1, rows: 0, rejected_rows: 2, snapshot_id: null });
+  });
+
+  it("honours the table's schema as it is at roll time, not at intake", async () => {
+    const ns = await table([
+      { name: 'x', type: 'long', required: true },
+      { name: 'who', type: 'string' },
+    ]);
+    const sink = await createSink(stack, `schema_${suffix()}`, `${ns}.events`);
+    // `colour` is not a column when the batch arrives; the owner adds it before the roll.
+    await send(stack, sink, 'with-colour', [{ x: 1, colour: 'red' }, { x: 2, who: 'w' }]);
+    const ident = { namespace: ns, name: 'events' };
+    await commitSchemaChange(stack.catalog, ident, (await stack.catalog.loadTable(ident)).metadata, { addColumns: [{ name: 'colour', type: 'string' }] });
+    const summary = await roll(sink.id);
+    expect(summary).toMatchObject({ outcome: 'committed', rows: 2, rejected_rows: 0 });
+    const rows = await readBoth(stack, ns, 'events');
+    expect(rows.map(({ __ingest_ts: _, ...r }) => r)).toEqual([
+      { x: 1, who: null, colour: 'red' },
+      { x: 2, who: 'w', colour: null },
+    ]);
+  });
+
+  it('marks the sink table_missing when its table is dropped, keeps the batches, and resumes when it is back', async () => {
+    const ns = await table([{ name: 'x', type: 'long', required: true }]);
+    const sink = await createSink(stack, `dropped_${suffix()}`, `${ns}.events`);
+    await send(stack, sink, 'before-drop', [{ x: 1 }]);
+    await stack.catalog.dropTable({ namespace: ns, name: 'events' }, { purge: true });
+
+    for (let i = 0; i < 2; i++) {
+      const run = await runCli(['roll', sink.id], stack.rollerEnv());
+      expect(run.code).toBe(1);
+      expect(summaries(run)[0]).toMatchObject({ status: 'failed', reason: 'table_missing' });
+    }
+    let view = await getSink(stack, sink.id);
+    expect(view.state).toBe('table_missing');
+    expect(view.lag.batches_waiting).toBe(1);
+    expect(await intakeBatches(stack, sink.id)).toHaveLength(1);
+
+    await createTable(stack, ns, 'events', [{ name: 'x', type: 'long', required: true }]);
+    expect(await roll(sink.id)).toMatchObject({ outcome: 'committed', rows: 1 });
+    view = await getSink(stack, sink.id);
+    expect(view.state).toBe('active');
+    expect(view.lag.batches_waiting).toBe(0);
+    expect((await readBoth(stack, ns, 'events')).map((r) => r.x)).toEqual([1]);
+  });
+});

@@ -1,0 +1,65 @@
+import type { CreatedSink } from '@tablemere/contracts';
+import { currentSchema } from '@tablemere/iceberg';
+import { BATCH_METADATA, batchKey, rejectsKey, sinkPrefix } from '@tablemere/store';
+import { duckdbRows, pyicebergRows, type Row } from './readers.ts';
+import type { TestStack } from './stack.ts';
+
+/** `2026-09-21T12:00:00.123Z` or `...123456Z` → the microsecond form both readers print. */
+export function micros(timestamp: string): string {
+  const m = /^(.*T\d{2}:\d{2}:\d{2})(?:\.(\d{1,6}))?(?:Z|\+00:00)$/.exec(timestamp);
+  if (!m) throw new Error(`not a UTC RFC 3339 timestamp: ${timestamp}`);
+  return `${m[1]}.${(m[2] ?? '').padEnd(6, '0')}Z`;
+}
+
+/** The received time the intake stamped on a batch object (what __ingest_ts must equal). */
+export async function receivedOf(stack: TestStack, sinkId: string, batchId: string): Promise<string> {
+  const head = await stack.intake.head(batchKey(sinkId, batchId));
+  return micros(head.metadata[BATCH_METADATA.received]!);
+}
+
+/** Pending batch objects left in the intake (rejects not counted). */
+export async function intakeBatches(stack: TestStack, sinkId: string): Promise<string[]> {
+  const keys: string[] = [];
+  for await (const page of stack.intake.list(sinkPrefix(sinkId), { delimiter: '/' })) keys.push(...page.objects.map((o) => o.key));
+  return keys;
+}
+
+export async function rejectsOf(stack: TestStack, sinkId: string, batchId: string): Promise<Array<Record<string, unknown>>> {
+  const { body } = await stack.intake.get(rejectsKey(sinkId, batchId));
+  let text = '';
+  for await (const chunk of body) text += (chunk as Buffer).toString('utf8');
+  return text
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
+const byKey = (key: string) => (a: Row, b: Row) => {
+  const x = a[key] as number | bigint;
+  const y = b[key] as number | bigint;
+  return x < y ? -1 : x > y ? 1 : 0;
+};
+
+/**
+ * The table's rows as PyIceberg and DuckDB read them, sorted by `key`; fails unless both
+ * engines read exactly the same rows.
+ */
+export async function readBoth(stack: TestStack, namespace: string, table: string, key = 'x'): Promise<Row[]> {
+  const loaded = await stack.catalog.loadTable({ namespace, name: table });
+  const [py, duck] = await Promise.all([pyicebergRows(namespace, table), duckdbRows(loaded.metadataLocation!)]);
+  py.sort(byKey(key));
+  duck.sort(byKey(key));
+  if (JSON.stringify(py, big) !== JSON.stringify(duck, big)) {
+    throw new Error(`PyIceberg and DuckDB disagree:\n${JSON.stringify(py, big).slice(0, 2000)}\n${JSON.stringify(duck, big).slice(0, 2000)}`);
+  }
+  return py;
+}
+
+const big = (_: string, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v);
+
+export async function columnNames(stack: TestStack, namespace: string, table: string): Promise<string[]> {
+  const loaded = await stack.catalog.loadTable({ namespace, name: table });
+  return currentSchema(loaded.metadata).fields.map((f) => f.name);
+}
+
+export type { CreatedSink };

@@ -1,0 +1,57 @@
+import { execFile, spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { parseJson } from '@tablemere/iceberg';
+import { repoRoot, stackEnv } from '../../../../tests/support/stack.ts';
+
+const run = promisify(execFile);
+const readers = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'readers');
+const python = path.join(repoRoot, '.venv', 'bin', 'python');
+
+export type Row = Record<string, unknown>;
+
+async function read(args: string[]): Promise<unknown> {
+  const { stdout } = await run(python, [path.join(readers, 'read_table.py'), ...args], {
+    env: { ...process.env, ...stackEnv() },
+    cwd: readers,
+    maxBuffer: 512 * 1024 * 1024,
+  });
+  // Lossless: longs stay exact (bigint when beyond 2^53).
+  return parseJson(stdout);
+}
+
+export async function pyicebergRows(namespace: string, table: string): Promise<Row[]> {
+  return ((await read(['pyiceberg', namespace, table])) as { rows: Row[] }).rows;
+}
+
+export async function duckdbRows(metadataLocation: string): Promise<Row[]> {
+  return ((await read(['duckdb', metadataLocation])) as { rows: Row[] }).rows;
+}
+
+export async function pyicebergSnapshots(namespace: string, table: string): Promise<Array<{ snapshot_id: string; summary: Record<string, string> }>> {
+  return ((await read(['snapshots', namespace, table])) as { snapshots: Array<{ snapshot_id: string; summary: Record<string, string> }> }).snapshots;
+}
+
+/** Starts PyIceberg appending to the table in a loop; `stop()` ends it and answers how many appends landed. */
+export function otherWriter(namespace: string, table: string, stopFile: string): { stop(): Promise<number> } {
+  const child = spawn(python, [path.join(readers, 'append_loop.py'), namespace, table, stopFile], {
+    env: { ...process.env, ...stackEnv() },
+    cwd: readers,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+  const done = new Promise<number>((resolve, reject) =>
+    child.on('close', (code) => (code === 0 ? resolve((JSON.parse(out) as { appends: number }).appends) : reject(new Error(`append_loop.py exited ${code}: ${err}`)))),
+  );
+  return {
+    async stop() {
+      writeFileSync(stopFile, '');
+      return done;
+    },
+  };
+}

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { S3Client } from '@aws-sdk/client-s3';
 import { createDatabase, createPool, dropDatabase, migrate } from '@tablemere/db';
-import { buildApp } from '../../../api/src/app.ts';
+import { buildApp, buildInternalApp } from '../../../api/src/app.ts';
 import { bootstrap } from '../../../api/src/bootstrap.ts';
 import { SecretBox } from '../../../api/src/domain/secrets.ts';
 import { createLogger } from '../../../api/src/logger.ts';
@@ -15,6 +15,9 @@ export interface TestApi {
   adminKey: string;
   /** The bootstrap warehouse's name. */
   warehouse: string;
+  /** The roller's side of the API (/internal), on its own port, and its bearer secret. */
+  internalUrl: string;
+  bootstrapSecret: string;
   stop(): Promise<void>;
 }
 
@@ -68,11 +71,25 @@ export async function startTestApi(): Promise<TestApi> {
   });
   await app.listen({ host: '127.0.0.1', port });
 
+  const bootstrapSecret = randomBytes(24).toString('base64url');
+  const internal = buildInternalApp({
+    logger: createLogger({ level: 'warn' }),
+    pool,
+    secrets: SecretBox.fromBase64(secretKey),
+    intakeBucket: env.TABLEMERE_INTAKE_BUCKET!,
+    bootstrapSecret,
+  });
+  const internalPort = await closedPort();
+  await internal.listen({ host: '127.0.0.1', port: internalPort });
+
   return {
     url,
     adminKey: boot.adminKey!,
     warehouse,
+    internalUrl: `http://127.0.0.1:${internalPort}`,
+    bootstrapSecret,
     async stop() {
+      await internal.close();
       await app.close();
       await pool.end();
       s3.destroy();

@@ -21,6 +21,8 @@ export interface RunCliOptions {
   cwd?: string;
   /** Run this executable with these leading arguments instead of `node bin/tablemere.js`. */
   command?: readonly [string, ...string[]];
+  /** Written to the child's standard input, which is then closed; no input when absent. */
+  input?: string;
 }
 
 /** Runs the real binary as a user would and collects what it printed. */
@@ -30,12 +32,13 @@ export function runCli(args: readonly string[], options: RunCliOptions = {}): Pr
     const child = spawn(file, [...lead, ...args], {
       cwd: options.cwd ?? outsideDir(),
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...options.env },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
     });
+    child.stdin?.end(options.input);
     let stdout = '';
     let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
   });

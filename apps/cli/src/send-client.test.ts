@@ -121,6 +121,13 @@ describe('sendBatch', () => {
     expect(seen).toHaveLength(RETRY_LADDER_SECONDS.length + 1);
   });
 
+  it('retries a batch another attempt is still storing (409 batch_in_progress)', async () => {
+    script = [error(409, 'batch_in_progress', { 'retry-after': '1' }), json(200, result('abc-1'))];
+    const { waits, hooks } = recorder();
+    expect((await sendBatch({ ingestUrl: url, sendKey: key }, batch, hooks)).replay).toBe(true);
+    expect(waits).toEqual([1]);
+  });
+
   it('does not retry a refusal', async () => {
     script = [error(409, 'batch_conflict')];
     const { waits, hooks } = recorder();

@@ -54,8 +54,8 @@ export interface SentBatch {
 /**
  * Sends one batch, its id as the Idempotency-Key. The key makes every retry safe (a replay is
  * answered from the intake's ledger, never stored twice), so any failure without an answer,
- * any 5xx and 429 is retried: after Retry-After when the API gives a positive one, else after
- * the next step of the ladder. Any other 4xx is final.
+ * any 5xx, 429 and 409 batch_in_progress is retried: after Retry-After when the API gives a
+ * positive one, else after the next step of the ladder. Any other 4xx is final.
  */
 export async function sendBatch(target: SendTarget, batch: Batch, hooks: SendHooks = {}): Promise<SentBatch> {
   const sleep = hooks.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
@@ -116,9 +116,10 @@ async function attemptSend(target: SendTarget, batch: Batch, operation: string, 
   }
 
   const failure = answerError(response, body, operation);
-  // 429 is the sink's backlog cap: the request was understood, and waiting is the remedy.
-  const retryable = response.status === 429 || response.status >= 500;
   const code = (body as { error?: { code?: unknown } } | undefined)?.error?.code;
+  // 429 is the sink's backlog cap, and batch_in_progress an earlier attempt of this very batch
+  // still being stored: the request was understood, and waiting is the remedy for both.
+  const retryable = response.status === 429 || response.status >= 500 || code === 'batch_in_progress';
   return {
     failure: retryable ? new CliError('unavailable', failure.message) : failure,
     retryAfter: retryAfterSeconds(response.headers.get('retry-after'), new Date()),

@@ -1,0 +1,21 @@
+import { RejectsQuery, SinkParams } from '@tablemere/contracts';
+import type { FastifyInstance } from 'fastify';
+import { rejectsPage } from '../../domain/sink-peek.ts';
+import { findSink } from '../../domain/sinks.ts';
+import { principalOf } from '../../http/auth.ts';
+import { parse } from '../../http/parse.ts';
+import type { SinkRouteDeps } from './context.ts';
+
+/**
+ * GET /v1/sinks/{id|name}/rejects?since=&limit=&cursor= (read level): a page of the rows the
+ * sink's rolls rejected, read from its rejects files; next_cursor continues.
+ */
+export function getSinkRejects(app: FastifyInstance, deps: SinkRouteDeps): void {
+  app.get('/v1/sinks/:sink/rejects', async (request, reply) => {
+    const params = parse(SinkParams, request.params, 'params');
+    const q = parse(RejectsQuery, request.query, 'query');
+    const sink = await findSink(deps.pool, principalOf(request).projectId, params.sink);
+    const page = await rejectsPage({ intake: deps.intake, log: request.log }, sink.id, q);
+    return reply.type('application/json; charset=utf-8').send(page);
+  });
+}

@@ -1,0 +1,21 @@
+import { PendingQuery, SinkParams } from '@tablemere/contracts';
+import type { FastifyInstance } from 'fastify';
+import { pendingRows } from '../../domain/sink-peek.ts';
+import { findSink } from '../../domain/sinks.ts';
+import { principalOf } from '../../http/auth.ts';
+import { parse } from '../../http/parse.ts';
+import type { SinkRouteDeps } from './context.ts';
+
+/**
+ * GET /v1/sinks/{id|name}/pending?limit= (read level): the newest rows waiting for the roll,
+ * read from the intake without consuming them (what `tablemere sink tail` shows).
+ */
+export function getSinkPending(app: FastifyInstance, deps: SinkRouteDeps): void {
+  app.get('/v1/sinks/:sink/pending', async (request, reply) => {
+    const params = parse(SinkParams, request.params, 'params');
+    const q = parse(PendingQuery, request.query, 'query');
+    const sink = await findSink(deps.pool, principalOf(request).projectId, params.sink);
+    const rows = await pendingRows({ intake: deps.intake, log: request.log, db: deps.pool }, sink.id, q);
+    return reply.type('application/json; charset=utf-8').send(rows);
+  });
+}

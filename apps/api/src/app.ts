@@ -2,12 +2,14 @@ import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { AppDeps, InternalAppDeps, RouteDeps } from './deps.ts';
 import { CatalogConnections } from './domain/catalogs.ts';
+import { DEFAULT_BACKLOG_LIMITS } from './domain/intake-backlog.ts';
 import { registerErrorHandling, sendError } from './errors.ts';
 import { ApiMetrics, metricsRoutes } from './http/metrics.ts';
 import { connectionRoutes } from './routes/connection/index.ts';
 import { healthRoutes } from './routes/health/index.ts';
 import { internalRoutes } from './routes/internal/index.ts';
 import { keyRoutes } from './routes/keys/index.ts';
+import { sinkRoutes } from './routes/sinks/index.ts';
 import { tableRoutes } from './routes/tables/index.ts';
 import { usageRoutes } from './routes/usage/index.ts';
 import { warehouseRoutes } from './routes/warehouses/index.ts';
@@ -71,6 +73,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     readinessTimeoutMs: deps.readinessTimeoutMs ?? 2_000,
     metrics: deps.metrics ?? new ApiMetrics(),
     sinksEnabled: deps.sinksEnabled ?? true,
+    sinkBacklog: deps.sinkBacklog ?? DEFAULT_BACKLOG_LIMITS,
   };
   metricsRoutes(app, routeDeps.metrics);
   healthRoutes(app, routeDeps);
@@ -79,6 +82,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   tableRoutes(app, routeDeps);
   connectionRoutes(app, routeDeps);
   usageRoutes(app, routeDeps);
+  sinkRoutes(app, routeDeps);
   return app;
 }
 

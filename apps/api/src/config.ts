@@ -26,6 +26,9 @@ const Env = z.object({
   AWS_SECRET_ACCESS_KEY: z.string().min(1).optional(),
   TABLEMERE_INTAKE_BUCKET: z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, { error: 'must be an S3 bucket name' }),
   AL_SINKS_ENABLED: Flag.default(true),
+  /** A sink's backlog (bytes and batches waiting for a roll) past which the send route answers 429. */
+  TABLEMERE_SINK_MAX_PENDING_BYTES: z.coerce.number().int().min(1).default(1024 * 1024 * 1024),
+  TABLEMERE_SINK_MAX_PENDING_BATCHES: z.coerce.number().int().min(1).default(10_000),
   /** The roller's listener (/internal/*): never expose it publicly. */
   TABLEMERE_INTERNAL_HOST: z.string().min(1).default('127.0.0.1'),
   TABLEMERE_INTERNAL_PORT: z.coerce.number().int().min(0).max(65535).default(8789),
@@ -48,6 +51,7 @@ export interface Config {
     intakeBucket: string;
   };
   sinksEnabled: boolean;
+  sinkBacklog: { maxPendingBytes: number; maxPendingBatches: number };
   /** The second listener, serving only the roller's /internal routes. */
   internal: { host: string; port: number };
   maintenanceIntervalSeconds: number;
@@ -97,6 +101,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       intakeBucket: e.TABLEMERE_INTAKE_BUCKET,
     },
     sinksEnabled: e.AL_SINKS_ENABLED,
+    sinkBacklog: { maxPendingBytes: e.TABLEMERE_SINK_MAX_PENDING_BYTES, maxPendingBatches: e.TABLEMERE_SINK_MAX_PENDING_BATCHES },
     internal: { host: e.TABLEMERE_INTERNAL_HOST, port: e.TABLEMERE_INTERNAL_PORT },
     maintenanceIntervalSeconds: e.TABLEMERE_MAINTENANCE_INTERVAL_SECONDS,
   };

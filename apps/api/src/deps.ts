@@ -2,6 +2,7 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import type { Pool } from '@tablemere/db';
 import type { FastifyBaseLogger } from 'fastify';
 import type { CatalogConnections } from './domain/catalogs.ts';
+import type { BacklogLimits } from './domain/intake-backlog.ts';
 import type { SecretBox } from './domain/secrets.ts';
 import type { ApiMetrics } from './http/metrics.ts';
 
@@ -27,6 +28,8 @@ export interface AppDeps {
   metrics?: ApiMetrics;
   /** AL_SINKS_ENABLED; default true. */
   sinksEnabled?: boolean;
+  /** Caps on a sink's backlog before the send route answers 429; default 1 GiB / 10,000 batches. */
+  sinkBacklog?: BacklogLimits;
 }
 
 /** What route handlers receive: the deps with defaults filled in. */

@@ -9,7 +9,12 @@ import { z } from 'zod';
 export const ERROR_CODES = {
   invalid_request: { status: 400, message: 'The request does not match what this route accepts; see issues.' },
   invalid_json: { status: 400, message: 'The body is not valid JSON; send a JSON object.' },
+  idempotency_key_missing: { status: 400, message: 'Send the batch id as "Idempotency-Key: <1-128 of A-Z a-z 0-9 . _ : ->"; the same id again is a replay.' },
+  idempotency_key_invalid: { status: 400, message: 'The Idempotency-Key must be 1-128 characters of A-Z a-z 0-9 . _ : -; fix it and send again.' },
+  not_an_array: { status: 400, message: 'The body is JSON but not an array; send a JSON array of objects, e.g. [{"x": 1}].' },
+  empty_batch: { status: 400, message: 'The array holds no JSON object; send at least one object (other elements are refused).' },
   unauthorized: { status: 401, message: 'Send a valid API key as "Authorization: Bearer al_key_...".' },
+  send_only: { status: 403, message: 'Wrong kind of key for this route: a send key works only on POST /v1/sinks/{sink_id}, and that route takes only the sink\'s send key.' },
   forbidden: { status: 403, message: "This API key's level is too low for this route; use a key with required_level or higher." },
   not_found: { status: 404, message: 'No such route; check the method and the path.' },
   key_not_found: { status: 404, message: 'No active API key has this id; list keys with GET /v1/keys.' },
@@ -19,6 +24,11 @@ export const ERROR_CODES = {
   roll_not_found: { status: 404, message: 'This sink has no roll intent with this id; list them with GET /internal/sinks/{id}/rolls.' },
   warehouse_exists: { status: 409, message: 'A warehouse with this name exists in the project; pick another name.' },
   table_exists: { status: 409, message: 'The table already exists; pick another name or use the existing table.' },
+  sink_exists: { status: 409, message: 'A sink already feeds this table or has this name; use it, or delete it first.' },
+  partitioned_table_unsupported: { status: 409, message: 'Sinks write only to unpartitioned tables; point the sink at an unpartitioned table.' },
+  batch_id_conflict: { status: 409, message: 'This batch id was already used for a different body; send new data under a new Idempotency-Key.' },
+  batch_in_progress: { status: 409, message: 'A request with this batch id is being stored right now; retry after Retry-After seconds.' },
+  quota_exceeded: { status: 409, message: "The project's storage is over its quota, so the intake takes no more batches; free space or raise the quota." },
   last_admin_key: { status: 409, message: "This is the project's last active admin key; create another admin key before revoking it." },
   warehouse_not_measurable: { status: 409, message: 'This warehouse is not an s3:// location with S3 credentials, so its storage cannot be listed.' },
   lease_held: { status: 409, message: "Another roller holds this sink's lease; skip the sink and try after expires_at." },
@@ -26,10 +36,12 @@ export const ERROR_CODES = {
   roll_conflict: { status: 409, message: 'The report or intent disagrees with the recorded roll intent; re-read it with GET /internal/sinks/{id}/rolls.' },
   body_too_large: { status: 413, message: 'The body is larger than this route accepts; send less.' },
   unsupported_media_type: { status: 415, message: 'Send the body as JSON with "Content-Type: application/json".' },
+  backlog_full: { status: 429, message: "The sink's backlog of batches waiting for a roll is full; retry after Retry-After seconds." },
   internal_error: { status: 500, message: 'Something failed on our side; retry, and report request_id if it persists.' },
   catalog_error: { status: 502, message: "The warehouse's Iceberg catalog refused or failed the request; check the warehouse registration." },
   measure_failed: { status: 502, message: "Listing the warehouse's bucket with its S3 credentials failed; check its S3 endpoint and keys." },
   catalog_unavailable: { status: 503, message: "The warehouse's Iceberg catalog could not be reached; retry after Retry-After seconds." },
+  intake_unavailable: { status: 503, message: 'The batch could not be stored (store or database unavailable) and was not accepted; send it again after Retry-After seconds.' },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

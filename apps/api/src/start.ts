@@ -1,5 +1,5 @@
-import { S3Client } from '@aws-sdk/client-s3';
 import { createPool, databaseHost, migrate } from '@tablemere/db';
+import { createS3Client } from '@tablemere/store';
 import { buildApp, buildInternalApp } from './app.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { Maintenance, maintenanceTasks } from './domain/maintenance.ts';
@@ -23,9 +23,8 @@ async function main(): Promise<void> {
 
   const { applied } = await migrate(config.databaseUrl);
   const pool = createPool(config.databaseUrl, { applicationName: 'tablemere-api' });
-  const s3 = new S3Client({
+  const s3 = createS3Client({
     region: config.store.region,
-    forcePathStyle: true,
     ...(config.store.endpoint ? { endpoint: config.store.endpoint } : {}),
     ...(config.store.credentials ? { credentials: config.store.credentials } : {}),
   });
@@ -38,6 +37,7 @@ async function main(): Promise<void> {
     intakeBucket: config.store.intakeBucket,
     publicUrl: config.publicUrl,
     sinksEnabled: config.sinksEnabled,
+    sinkBacklog: config.sinkBacklog,
   });
   const internalApp = buildInternalApp({
     logger,

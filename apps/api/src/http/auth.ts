@@ -1,14 +1,18 @@
-import type { ApiKeyLevel } from '@tablemere/contracts';
-import type { Pool } from '@tablemere/db';
+import { sinkIdOfSendKey, type ApiKeyLevel } from '@tablemere/contracts';
+import { queryOne, type Pool } from '@tablemere/db';
 import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { authenticate } from '../domain/api-keys.ts';
+import { throughDatabase, type SendingSink } from '../domain/intake.ts';
 import { levelAtLeast, type Principal } from '../domain/principal.ts';
+import { isSendKey, sendKeyMatches } from '../domain/send-keys.ts';
 import { apiError } from '../errors.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
     /** Set by the API key hook of the route's scope; null on public routes. */
     principal: Principal | null;
+    /** Set by the send key hook on the send route; null everywhere else. */
+    sender: SendingSink | null;
   }
 }
 
@@ -28,6 +32,9 @@ export function apiKeyScope(pool: Pool, level: ApiKeyLevel, routes: (scope: Fast
     scope.addHook('onRequest', async (request) => {
       const token = bearerToken(request.headers.authorization);
       if (token === undefined) throw apiError('unauthorized');
+      // A send key is recognised by its shape alone: no lookup, and the answer is the same
+      // for a live key, a dead one and a made-up one.
+      if (isSendKey(token)) throw sendOnly('A send key (al_send_...) works only on POST /v1/sinks/{sink_id}; use an API key here.');
       const principal = await authenticate(pool, token);
       if (!principal) {
         throw apiError('unauthorized', { message: 'This API key is unknown or revoked; check the key, or ask an admin for a new one.' });
@@ -45,4 +52,47 @@ export function apiKeyScope(pool: Pool, level: ApiKeyLevel, routes: (scope: Fast
 export function principalOf(request: FastifyRequest): Principal {
   if (!request.principal) throw new Error(`route ${request.routeOptions.url} is not inside an API key scope`);
   return request.principal;
+}
+
+function sendOnly(message: string) {
+  return apiError('send_only', { message });
+}
+
+const badSendKey = () =>
+  apiError('unauthorized', { message: "This send key does not open this sink (wrong sink, deleted sink or wrong key); use the key sink create returned for this sink." });
+
+/**
+ * The send route's scope: only a sink's own send key opens it. Any other bearer token (an
+ * API key, anything) is 403 send_only; no token is 401. A send key for another sink, for a
+ * deleted sink, or with a wrong secret is 401 unauthorized, without saying which: the key
+ * names its sink, so telling "another sink's key" apart would confirm that sink exists.
+ * `sinkIdOf` reads the sink id from the route.
+ */
+export function sendKeyScope(pool: Pool, sinkIdOf: (request: FastifyRequest) => string, routes: (scope: FastifyInstance) => void): FastifyPluginAsync {
+  return async (scope) => {
+    scope.decorateRequest('sender', null);
+    scope.addHook('onRequest', async (request) => {
+      const token = bearerToken(request.headers.authorization);
+      if (token === undefined) {
+        throw apiError('unauthorized', { message: 'Send the sink\'s send key as "Authorization: Bearer al_send_...".' });
+      }
+      if (!isSendKey(token)) throw sendOnly('This route takes only the sink\'s send key (al_send_...); API keys and other tokens are refused here.');
+      const sinkId = sinkIdOf(request);
+      if (sinkIdOfSendKey(token) !== sinkId) throw badSendKey();
+      const row = await throughDatabase(() =>
+        queryOne<{ project_id: string; send_key_sha256: Buffer }>(pool, 'SELECT project_id, send_key_sha256 FROM sinks WHERE id = $1 AND deleted_at IS NULL', [
+          sinkId,
+        ]),
+      );
+      if (!row || !sendKeyMatches(token, row.send_key_sha256)) throw badSendKey();
+      request.sender = { id: sinkId, projectId: row.project_id };
+    });
+    routes(scope);
+  };
+}
+
+/** The sink of a route registered inside a send key scope. */
+export function senderOf(request: FastifyRequest): SendingSink {
+  if (!request.sender) throw new Error(`route ${request.routeOptions.url} is not inside a send key scope`);
+  return request.sender;
 }

@@ -1,0 +1,282 @@
+import { isUtf8 } from 'node:buffer';
+
+/**
+ * The send route's body check in one pass over the bytes, without building any JavaScript
+ * value: validates the body as JSON (RFC 8259, UTF-8), requires a top-level array, and moves
+ * every element that is an object to the front of the same buffer, one per line. The
+ * elements' bytes are kept as sent (whitespace, escapes, number spellings), except that a
+ * line break between tokens becomes a space so each object is one line: the roller and
+ * the rejects files see what the producer sent. Nothing else is allocated, so a 16 MiB
+ * body costs 16 MiB.
+ */
+
+/** Nesting deeper than this is refused: every reader of the NDJSON must be able to parse a line. */
+export const MAX_NESTING = 512;
+
+export type ScanErrorKind =
+  /** Not JSON: a syntax error, bytes that are not UTF-8, or nesting past MAX_NESTING. */
+  | 'invalid_json'
+  /** Valid JSON, but not an array. */
+  | 'not_an_array';
+
+export interface ScanError {
+  kind: ScanErrorKind;
+  /** Byte offset where the body stopped making sense (invalid_json). */
+  offset: number;
+  detail: string;
+}
+
+export interface ScannedBatch {
+  /** The objects, one per line, joined by `\n` (no trailing newline): a view into the body buffer. */
+  ndjson: Buffer;
+  /** Elements that are objects: the lines of `ndjson`. */
+  objects: number;
+  /** Array positions of elements that are not objects, in order, at most `reasonsLimit` of them. */
+  refusedIndexes: number[];
+  /** Elements that are not objects, all of them. */
+  refused: number;
+}
+
+export type ScanOutcome = { ok: true; batch: ScannedBatch } | { ok: false; error: ScanError };
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COMMA = 0x2c;
+const COLON = 0x3a;
+const OPEN_BRACE = 0x7b;
+const CLOSE_BRACE = 0x7d;
+const OPEN_BRACKET = 0x5b;
+const CLOSE_BRACKET = 0x5d;
+const NEWLINE = 0x0a;
+const CARRIAGE_RETURN = 0x0d;
+const SPACE = 0x20;
+const MINUS = 0x2d;
+
+/** Thrown inside the scanner only; scanBatch turns it into a ScanError. */
+class SyntaxFault {
+  constructor(
+    readonly offset: number,
+    readonly detail: string,
+  ) {}
+}
+
+const isWhitespace = (c: number) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+const isDigit = (c: number) => c >= 0x30 && c <= 0x39;
+const isHex = (c: number) => isDigit(c) || (c >= 0x61 && c <= 0x66) || (c >= 0x41 && c <= 0x46);
+
+/** Bytes allowed right after a backslash in a string: " \ / b f n r t (u is handled apart). */
+const SIMPLE_ESCAPES = new Uint8Array(256);
+for (const c of '"\\/bfnrt') SIMPLE_ESCAPES[c.charCodeAt(0)] = 1;
+
+function describe(b: Buffer, at: number): string {
+  if (at >= b.length) return 'the body ends too early';
+  const c = b[at]!;
+  return c >= 0x20 && c < 0x7f ? `unexpected "${String.fromCharCode(c)}"` : `unexpected byte 0x${c.toString(16).padStart(2, '0')}`;
+}
+
+/**
+ * Set when skipWhitespace passes a CR or LF; read and reset per element. Module state is
+ * safe here: a scan is synchronous from start to end.
+ */
+let lineBreakSeen = false;
+
+function skipWhitespace(b: Buffer, p: number): number {
+  while (p < b.length && isWhitespace(b[p]!)) {
+    if (b[p] === NEWLINE || b[p] === CARRIAGE_RETURN) lineBreakSeen = true;
+    p++;
+  }
+  return p;
+}
+
+/** `p` is at the opening quote; answers the offset after the closing one. */
+function scanString(b: Buffer, p: number): number {
+  const n = b.length;
+  p++;
+  for (;;) {
+    if (p >= n) throw new SyntaxFault(p, 'a string is not closed');
+    const c = b[p]!;
+    if (c === QUOTE) return p + 1;
+    if (c === BACKSLASH) {
+      const e = b[p + 1];
+      if (e === undefined) throw new SyntaxFault(p, 'a string is not closed');
+      if (SIMPLE_ESCAPES[e] === 1) {
+        p += 2;
+      } else if (e === 0x75 /* u */ && p + 5 < n && isHex(b[p + 2]!) && isHex(b[p + 3]!) && isHex(b[p + 4]!) && isHex(b[p + 5]!)) {
+        p += 6;
+      } else {
+        throw new SyntaxFault(p, 'invalid escape in a string');
+      }
+    } else if (c < 0x20) {
+      throw new SyntaxFault(p, 'a control character inside a string must be escaped');
+    } else {
+      p++;
+    }
+  }
+}
+
+/** -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)? */
+function scanNumber(b: Buffer, p: number): number {
+  const start = p;
+  if (b[p] === MINUS) p++;
+  if (b[p] === 0x30) {
+    p++;
+  } else if (p < b.length && b[p]! >= 0x31 && b[p]! <= 0x39) {
+    while (p < b.length && isDigit(b[p]!)) p++;
+  } else {
+    throw new SyntaxFault(start, 'invalid number');
+  }
+  if (b[p] === 0x2e /* . */) {
+    p++;
+    if (!(p < b.length && isDigit(b[p]!))) throw new SyntaxFault(start, 'invalid number');
+    while (p < b.length && isDigit(b[p]!)) p++;
+  }
+  if (b[p] === 0x65 || b[p] === 0x45 /* e E */) {
+    p++;
+    if (b[p] === 0x2b || b[p] === MINUS) p++;
+    if (!(p < b.length && isDigit(b[p]!))) throw new SyntaxFault(start, 'invalid number');
+    while (p < b.length && isDigit(b[p]!)) p++;
+  }
+  return p;
+}
+
+function scanLiteral(b: Buffer, p: number, word: string): number {
+  for (let i = 0; i < word.length; i++) {
+    if (b[p + i] !== word.charCodeAt(i)) throw new SyntaxFault(p, `expected ${word}`);
+  }
+  return p + word.length;
+}
+
+/** `p` is at a `"` starting an object key: answers the offset after the key's `:`. */
+function scanKey(b: Buffer, p: number): number {
+  if (b[p] !== QUOTE) throw new SyntaxFault(p, `${describe(b, p)}: expected a key in quotes`);
+  p = skipWhitespace(b, scanString(b, p));
+  if (b[p] !== COLON) throw new SyntaxFault(p, `${describe(b, p)}: expected ":" after a key`);
+  return p + 1;
+}
+
+/**
+ * Validates one JSON value starting at `p` (whitespace first allowed) and answers the offset
+ * right after it. Iterative, with an explicit stack, so depth costs no call frames.
+ */
+function scanValue(b: Buffer, p: number, stack: Uint8Array): number {
+  let depth = 0;
+  for (;;) {
+    // A value is expected at p.
+    p = skipWhitespace(b, p);
+    const c = b[p];
+    if (c === OPEN_BRACE || c === OPEN_BRACKET) {
+      if (depth === MAX_NESTING) throw new SyntaxFault(p, `nesting deeper than ${MAX_NESTING} levels`);
+      stack[depth++] = c;
+      p = skipWhitespace(b, p + 1);
+      const close = c === OPEN_BRACE ? CLOSE_BRACE : CLOSE_BRACKET;
+      if (b[p] === close) {
+        depth--;
+        p++;
+      } else {
+        if (c === OPEN_BRACE) p = scanKey(b, p);
+        continue;
+      }
+    } else if (c === QUOTE) {
+      p = scanString(b, p);
+    } else if (c === MINUS || (c !== undefined && isDigit(c))) {
+      p = scanNumber(b, p);
+    } else if (c === 0x74) {
+      p = scanLiteral(b, p, 'true');
+    } else if (c === 0x66) {
+      p = scanLiteral(b, p, 'false');
+    } else if (c === 0x6e) {
+      p = scanLiteral(b, p, 'null');
+    } else {
+      throw new SyntaxFault(p, `${describe(b, p)}: expected a value`);
+    }
+    // A value ended at p: close containers until one needs another member.
+    for (;;) {
+      if (depth === 0) return p;
+      p = skipWhitespace(b, p);
+      const d = b[p];
+      const container = stack[depth - 1];
+      if (d === COMMA) {
+        p = skipWhitespace(b, p + 1);
+        if (container === OPEN_BRACE) p = scanKey(b, p);
+        break;
+      }
+      if ((d === CLOSE_BRACE && container === OPEN_BRACE) || (d === CLOSE_BRACKET && container === OPEN_BRACKET)) {
+        depth--;
+        p++;
+        continue;
+      }
+      throw new SyntaxFault(p, `${describe(b, p)}: expected "," or "${container === OPEN_BRACE ? '}' : ']'}"`);
+    }
+  }
+}
+
+/**
+ * Turns CR and LF inside one element into spaces, so a pretty-printed object stays on one
+ * line. In valid JSON they can only be whitespace between tokens (inside a string they must
+ * be escaped), so the value and the byte count do not change.
+ */
+function flattenLineBreaks(b: Buffer, from: number, to: number): void {
+  for (let at = from; at < to; at++) {
+    if (b[at] === NEWLINE || b[at] === CARRIAGE_RETURN) b[at] = SPACE;
+  }
+}
+
+/**
+ * Checks `body` and compacts its objects in place (the buffer's content is changed: hash it
+ * first). `reasonsLimit` caps how many refused positions are listed.
+ */
+export function scanBatch(body: Buffer, reasonsLimit: number): ScanOutcome {
+  if (!isUtf8(body)) return { ok: false, error: { kind: 'invalid_json', offset: 0, detail: 'the body is not UTF-8' } };
+  const stack = new Uint8Array(MAX_NESTING);
+  try {
+    let p = skipWhitespace(body, 0);
+    if (body[p] !== OPEN_BRACKET) {
+      // Tell "some other JSON value" from "not JSON at all".
+      const end = skipWhitespace(body, scanValue(body, p, stack));
+      if (end !== body.length) throw new SyntaxFault(end, `${describe(body, end)} after the value`);
+      return { ok: false, error: { kind: 'not_an_array', offset: p, detail: 'the body is JSON but not an array' } };
+    }
+    p = skipWhitespace(body, p + 1);
+    let write = 0;
+    let objects = 0;
+    let refused = 0;
+    const refusedIndexes: number[] = [];
+    if (body[p] === CLOSE_BRACKET) {
+      p++;
+    } else {
+      for (let index = 0; ; index++) {
+        const start = skipWhitespace(body, p);
+        lineBreakSeen = false;
+        const end = scanValue(body, start, stack);
+        const flatten = lineBreakSeen;
+        if (body[start] === OPEN_BRACE) {
+          // write <= start always: each element moves left, over bytes already scanned.
+          if (objects > 0) body[write++] = NEWLINE;
+          if (write !== start) body.copyWithin(write, start, end);
+          if (flatten) flattenLineBreaks(body, write, write + (end - start));
+          write += end - start;
+          objects++;
+        } else {
+          refused++;
+          if (refusedIndexes.length < reasonsLimit) refusedIndexes.push(index);
+        }
+        p = skipWhitespace(body, end);
+        if (body[p] === COMMA) {
+          p++;
+          continue;
+        }
+        if (body[p] === CLOSE_BRACKET) {
+          p++;
+          break;
+        }
+        throw new SyntaxFault(p, `${describe(body, p)}: expected "," or "]"`);
+      }
+    }
+    p = skipWhitespace(body, p);
+    if (p !== body.length) throw new SyntaxFault(p, `${describe(body, p)} after the array`);
+    return { ok: true, batch: { ndjson: body.subarray(0, write), objects, refused, refusedIndexes } };
+  } catch (error) {
+    if (error instanceof SyntaxFault) return { ok: false, error: { kind: 'invalid_json', offset: error.offset, detail: error.detail } };
+    throw error;
+  }
+}

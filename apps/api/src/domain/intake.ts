@@ -1,0 +1,261 @@
+import { createHash } from 'node:crypto';
+import { SEND_REASONS_LIMIT, type SendResult } from '@tablemere/contracts';
+import { query, queryOne, type Pool } from '@tablemere/db';
+import { BATCH_CONTENT_TYPE, BATCH_METADATA, batchKey, isStoreError, md5Hex, type ObjectStore } from '@tablemere/store';
+import type { FastifyBaseLogger } from 'fastify';
+import { ApiError, apiError, RETRY_AFTER_SECONDS } from '../errors.ts';
+import { scanBatch } from './intake-scan.ts';
+
+/**
+ * The intake: one batch from its checked body to a durable object and a pending ledger row,
+ * in the order that loses nothing:
+ *   1. claim (sink, batch id, body hash) in the ledger as 'storing';
+ *   2. one PUT of the NDJSON object, never over an existing one;
+ *   3. the row becomes 'pending' and the month's usage grows, in one statement;
+ * and only then 202. A failure at 2 removes the claim and answers 503, so no ledger row
+ * claims a batch that is not stored.
+ */
+
+/** The sink a send key opened. */
+export interface SendingSink {
+  id: string;
+  projectId: string;
+}
+
+export interface IntakeDeps {
+  pool: Pool;
+  intake: ObjectStore;
+  log: FastifyBaseLogger;
+}
+
+export interface IntakeAnswer {
+  /** 202 for a batch accepted now; 200 for a replay of one accepted before. */
+  status: 200 | 202;
+  body: SendResult;
+}
+
+/**
+ * A claim older than this is a leftover of a process that died between claim and answer;
+ * a replay takes it over. Longer than any store write can last (connect 5 s + 2 attempts of
+ * at most 30 s).
+ */
+export const STALE_CLAIM_SECONDS = 120;
+
+/** received_at as the API writes it: RFC 3339, UTC, microseconds (Postgres keeps them; a JS Date does not). */
+export const RECEIVED_TEXT = `to_char(received_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+
+/** A stored answer with its fields in the order of the first answer (jsonb keeps its own order). */
+function storedAnswer(stored: SendResult): SendResult {
+  const { accepted, rejected, reasons, batch_id, bytes, received_at, state } = stored;
+  return { accepted, rejected, reasons, batch_id, bytes, received_at, state };
+}
+
+/** SQLSTATE classes that mean "the database cannot serve now", not "this statement is wrong". */
+const UNAVAILABLE_SQLSTATE_CLASSES = new Set(['08', '40', '53', '57', '58']);
+
+/**
+ * Runs a database call of the send path. A failure that means "the database cannot serve
+ * now" (no connection, pool timeout, overload, shutdown, serialization) becomes
+ * intake_unavailable (503, retry); a statement the server refused for what it is (a
+ * constraint, a syntax error) stays as it is, a 500.
+ */
+export async function throughDatabase<T>(run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    const code = (error as { code?: unknown } | undefined)?.code;
+    const sqlstate = typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
+    if (error instanceof ApiError || (sqlstate !== undefined && !UNAVAILABLE_SQLSTATE_CLASSES.has(sqlstate.slice(0, 2)))) throw error;
+    // No SQLSTATE: pg's own failures (refused, reset, pool timeout) never reached a statement.
+    throw intakeUnavailable('the database is unavailable', error);
+  }
+}
+
+export function intakeUnavailable(what: string, cause?: unknown): ApiError {
+  return apiError('intake_unavailable', {
+    message: `The batch was not accepted: ${what}. Send it again with the same Idempotency-Key after Retry-After seconds.`,
+    headers: { 'retry-after': String(RETRY_AFTER_SECONDS) },
+    details: { retry_after: RETRY_AFTER_SECONDS },
+    ...(cause === undefined ? {} : { cause }),
+  });
+}
+
+type Claim =
+  | { kind: 'claimed'; receivedAt: string }
+  | { kind: 'replay'; response: SendResult }
+  | { kind: 'conflict' }
+  | { kind: 'in_progress' };
+
+interface Sizes {
+  bytes: number;
+  rows: number;
+  rejected: number;
+}
+
+interface ExistingRow {
+  body_sha256: Buffer;
+  state: 'storing' | 'pending' | 'committed' | 'discarded';
+  response: SendResult | null;
+  received_text: string;
+  age_seconds: number;
+}
+
+/** Step 1: the ledger row for (sink, batch), or what an earlier row with this id says. */
+async function claim(pool: Pool, sinkId: string, batchId: string, digest: Buffer, sizes: Sizes): Promise<Claim> {
+  // Twice at most: a row seen in the first round may be gone (released) before the second.
+  for (let round = 0; round < 2; round++) {
+    const inserted = await queryOne<{ received_text: string }>(
+      pool,
+      `INSERT INTO sink_batches (sink_id, batch_id, body_sha256, bytes, rows, rejected, received_at, state)
+       VALUES ($1, $2, $3, $4, $5, $6, clock_timestamp(), 'storing')
+       ON CONFLICT (sink_id, batch_id) DO NOTHING
+       RETURNING ${RECEIVED_TEXT} AS received_text`,
+      [sinkId, batchId, digest, sizes.bytes, sizes.rows, sizes.rejected],
+    );
+    if (inserted) return { kind: 'claimed', receivedAt: inserted.received_text };
+    const existing = await queryOne<ExistingRow>(
+      pool,
+      `SELECT body_sha256, state, response, ${RECEIVED_TEXT} AS received_text,
+              extract(epoch FROM clock_timestamp() - received_at)::float8 AS age_seconds
+         FROM sink_batches WHERE sink_id = $1 AND batch_id = $2`,
+      [sinkId, batchId],
+    );
+    if (!existing) continue;
+    if (!existing.body_sha256.equals(digest)) return { kind: 'conflict' };
+    if (existing.state !== 'storing') return { kind: 'replay', response: storedAnswer(existing.response!) };
+    if (existing.age_seconds < STALE_CLAIM_SECONDS) return { kind: 'in_progress' };
+    // A dead request's claim: take it over, unless another replay just did.
+    const taken = await queryOne<{ received_text: string }>(
+      pool,
+      `UPDATE sink_batches SET received_at = clock_timestamp()
+        WHERE sink_id = $1 AND batch_id = $2 AND state = 'storing' AND received_at = $3::timestamptz
+        RETURNING ${RECEIVED_TEXT} AS received_text`,
+      [sinkId, batchId, existing.received_text],
+    );
+    return taken ? { kind: 'claimed', receivedAt: taken.received_text } : { kind: 'in_progress' };
+  }
+  return { kind: 'in_progress' };
+}
+
+/** Undoes a claim whose object was not stored. Best effort: a leftover claim goes stale and is taken over. */
+async function release(deps: IntakeDeps, sinkId: string, batchId: string, receivedAt: string): Promise<void> {
+  try {
+    await query(
+      deps.pool,
+      `DELETE FROM sink_batches WHERE sink_id = $1 AND batch_id = $2 AND state = 'storing' AND received_at = $3::timestamptz`,
+      [sinkId, batchId, receivedAt],
+    );
+  } catch (error) {
+    deps.log.warn({ err: error, sink_id: sinkId, batch_id: batchId }, 'could not release a batch claim; it will go stale');
+  }
+}
+
+/**
+ * Step 2: one PUT, never over an existing object. An object already there under this key
+ * with the same bytes is an earlier attempt of this very batch (a crash after the PUT):
+ * it is kept, with its received time. Answers the received time the object carries.
+ */
+async function store(deps: IntakeDeps, sink: SendingSink, batchId: string, ndjson: Buffer, rows: number, receivedAt: string): Promise<string> {
+  const key = batchKey(sink.id, batchId);
+  try {
+    await deps.intake.put(key, ndjson, {
+      contentType: BATCH_CONTENT_TYPE,
+      metadata: { [BATCH_METADATA.received]: receivedAt, [BATCH_METADATA.rows]: String(rows), [BATCH_METADATA.sink]: sink.id },
+      ifAbsent: true,
+    });
+    return receivedAt;
+  } catch (error) {
+    if (!isStoreError(error, 'precondition_failed')) throw error;
+    const head = await deps.intake.head(key);
+    if (head.etag !== md5Hex(ndjson)) {
+      throw apiError('batch_id_conflict', {
+        message: `Batch ${batchId} is already stored with a different body; send new data under a new Idempotency-Key.`,
+        details: { batch_id: batchId },
+      });
+    }
+    return head.metadata[BATCH_METADATA.received] ?? receivedAt;
+  }
+}
+
+/**
+ * Step 3: the row becomes pending with the answer kept for replays, and the month's usage
+ * counters grow, in one statement (one transaction). Answers false when the claim was gone.
+ */
+async function settle(pool: Pool, sink: SendingSink, batchId: string, receivedAt: string, response: SendResult): Promise<boolean> {
+  const rows = await query(
+    pool,
+    `WITH settled AS (
+       UPDATE sink_batches SET state = 'pending', received_at = $3::timestamptz, response = $4
+        WHERE sink_id = $1 AND batch_id = $2 AND state = 'storing'
+        RETURNING bytes, rows, rejected, received_at)
+     INSERT INTO usage_ingest AS u (project_id, sink_id, month, bytes, batches, rows_accepted, rows_rejected, last_received_at)
+     SELECT $5, $1, date_trunc('month', received_at AT TIME ZONE 'UTC')::date, bytes, 1, rows, rejected, received_at FROM settled
+     ON CONFLICT (project_id, sink_id, month) DO UPDATE SET
+       bytes = u.bytes + EXCLUDED.bytes,
+       batches = u.batches + 1,
+       rows_accepted = u.rows_accepted + EXCLUDED.rows_accepted,
+       rows_rejected = u.rows_rejected + EXCLUDED.rows_rejected,
+       last_received_at = greatest(u.last_received_at, EXCLUDED.last_received_at)
+     RETURNING 1`,
+    [sink.id, batchId, receivedAt, JSON.stringify(response), sink.projectId],
+  );
+  return rows.length === 1;
+}
+
+/**
+ * Checks a send body, stores it and records it. `body` is changed in place (its objects are
+ * compacted into the NDJSON object), so nothing else may read it afterwards.
+ */
+export async function acceptBatch(deps: IntakeDeps, sink: SendingSink, batchId: string, body: Buffer): Promise<IntakeAnswer> {
+  // The hash of the body as sent, before the scan rewrites the buffer.
+  const digest = createHash('sha256').update(body).digest();
+  const scanned = scanBatch(body, SEND_REASONS_LIMIT);
+  if (!scanned.ok) {
+    const { kind, offset, detail } = scanned.error;
+    throw kind === 'not_an_array'
+      ? apiError('not_an_array')
+      : apiError('invalid_json', { message: `The body is not valid JSON (${detail} at byte ${offset}); send a JSON array of objects.`, details: { offset } });
+  }
+  const { ndjson, objects, refused, refusedIndexes } = scanned.batch;
+  const reasons = refusedIndexes.map((index) => ({ index, reason: 'not_an_object' as const }));
+  if (objects === 0) throw apiError('empty_batch', { details: { rejected: refused, reasons } });
+
+  const sizes = { bytes: ndjson.length, rows: objects, rejected: refused };
+  const claimed = await throughDatabase(() => claim(deps.pool, sink.id, batchId, digest, sizes));
+  if (claimed.kind === 'replay') return { status: 200, body: claimed.response };
+  if (claimed.kind === 'conflict') {
+    throw apiError('batch_id_conflict', {
+      message: `Batch ${batchId} was already sent with a different body; send new data under a new Idempotency-Key.`,
+      details: { batch_id: batchId },
+    });
+  }
+  if (claimed.kind === 'in_progress') {
+    throw apiError('batch_in_progress', {
+      headers: { 'retry-after': String(RETRY_AFTER_SECONDS) },
+      details: { batch_id: batchId, retry_after: RETRY_AFTER_SECONDS },
+    });
+  }
+
+  let receivedAt: string;
+  try {
+    receivedAt = await store(deps, sink, batchId, ndjson, objects, claimed.receivedAt);
+  } catch (error) {
+    await release(deps, sink.id, batchId, claimed.receivedAt);
+    if (isStoreError(error, 'quota_exceeded')) throw apiError('quota_exceeded', { cause: error });
+    if (isStoreError(error)) throw intakeUnavailable('the store could not take it', error);
+    throw error;
+  }
+
+  const response: SendResult = { accepted: objects, rejected: refused, reasons, batch_id: batchId, bytes: ndjson.length, received_at: receivedAt, state: 'pending' };
+  if (await throughDatabase(() => settle(deps.pool, sink, batchId, receivedAt, response))) return { status: 202, body: response };
+  // The claim went away meanwhile: a replay took it over and finished, or the sink was deleted.
+  const now = await throughDatabase(() =>
+    queryOne<{ body_sha256: Buffer; response: SendResult | null }>(
+      deps.pool,
+      `SELECT body_sha256, response FROM sink_batches WHERE sink_id = $1 AND batch_id = $2 AND state <> 'storing'`,
+      [sink.id, batchId],
+    ),
+  );
+  if (now?.response && now.body_sha256.equals(digest)) return { status: 200, body: storedAnswer(now.response) };
+  throw intakeUnavailable('the batch changed hands while it was stored');
+}

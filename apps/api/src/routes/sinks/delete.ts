@@ -1,0 +1,16 @@
+import { SinkParams, type DeletedSink } from '@tablemere/contracts';
+import type { FastifyInstance } from 'fastify';
+import { deleteSink as deleteSinkRow } from '../../domain/sinks.ts';
+import { principalOf } from '../../http/auth.ts';
+import { parse } from '../../http/parse.ts';
+import type { SinkRouteDeps } from './context.ts';
+
+/** DELETE /v1/sinks/{id|name}: 202; the key stops at once, pending batches are discarded, the table is untouched. */
+export function deleteSink(app: FastifyInstance, deps: SinkRouteDeps): void {
+  app.delete('/v1/sinks/:sink', async (request, reply): Promise<DeletedSink> => {
+    const params = parse(SinkParams, request.params, 'params');
+    const deleted = await deleteSinkRow({ pool: deps.pool, intake: deps.intake, log: request.log }, principalOf(request), params.sink);
+    void reply.status(202);
+    return deleted;
+  });
+}

@@ -1,0 +1,16 @@
+import { SinkParams, type Sink } from '@tablemere/contracts';
+import type { FastifyInstance } from 'fastify';
+import { describeSinks, findSink } from '../../domain/sinks.ts';
+import { principalOf } from '../../http/auth.ts';
+import { parse } from '../../http/parse.ts';
+import type { SinkRouteDeps } from './context.ts';
+
+/** GET /v1/sinks/{id|name}: state, roll policy, lag, received, last roll, rejects. */
+export function getSink(app: FastifyInstance, deps: SinkRouteDeps): void {
+  app.get('/v1/sinks/:sink', async (request): Promise<Sink> => {
+    const params = parse(SinkParams, request.params, 'params');
+    const row = await findSink(deps.pool, principalOf(request).projectId, params.sink);
+    const [sink] = await describeSinks(deps.pool, deps, [row]);
+    return sink!;
+  });
+}

@@ -1,0 +1,43 @@
+import { ObjectStore } from '@tablemere/store';
+import type { FastifyInstance } from 'fastify';
+import type { RouteDeps } from '../../deps.ts';
+import { BacklogGauge } from '../../domain/intake-backlog.ts';
+import { apiKeyScope } from '../../http/auth.ts';
+import { getBatch } from './batch.ts';
+import type { SinkRouteDeps } from './context.ts';
+import { createSink } from './create.ts';
+import { deleteSink } from './delete.ts';
+import { getSink } from './get.ts';
+import { listSinks } from './list.ts';
+import { getSinkRejects } from './rejects.ts';
+import { sendBatch } from './send.ts';
+import { getSinkPending } from './tail.ts';
+
+/**
+ * Every /v1/sinks route. With sinks disabled (AL_SINKS_ENABLED=false) none is registered,
+ * so each answers 404 not_found like any unknown route.
+ */
+export function sinkRoutes(app: FastifyInstance, deps: RouteDeps): void {
+  if (!deps.sinksEnabled) return;
+  const sinkDeps: SinkRouteDeps = {
+    ...deps,
+    intake: new ObjectStore(deps.s3, deps.intakeBucket),
+    backlog: new BacklogGauge(deps.pool, deps.sinkBacklog),
+  };
+  app.register(
+    apiKeyScope(deps.pool, 'read', (read) => {
+      listSinks(read, sinkDeps);
+      getSink(read, sinkDeps);
+      getBatch(read, sinkDeps);
+      getSinkRejects(read, sinkDeps);
+      getSinkPending(read, sinkDeps);
+    }),
+  );
+  app.register(
+    apiKeyScope(deps.pool, 'write', (write) => {
+      createSink(write, sinkDeps);
+      deleteSink(write, sinkDeps);
+    }),
+  );
+  sendBatch(app, sinkDeps);
+}

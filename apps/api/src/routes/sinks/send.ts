@@ -1,0 +1,116 @@
+import type { IncomingMessage } from 'node:http';
+import { IDEMPOTENCY_KEY_PATTERN, SEND_BODY_LIMIT, type SendResult } from '@tablemere/contracts';
+import { queryOne } from '@tablemere/db';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { backlogFull } from '../../domain/intake-backlog.ts';
+import { acceptBatch, throughDatabase } from '../../domain/intake.ts';
+import { senderOf, sendKeyScope } from '../../http/auth.ts';
+import { apiError } from '../../errors.ts';
+import type { SinkRouteDeps } from './context.ts';
+
+const sinkParam = (request: FastifyRequest) => (request.params as { sink: string }).sink;
+
+const tooLarge = () =>
+  apiError('body_too_large', {
+    message: `The body is larger than ${SEND_BODY_LIMIT} bytes (16 MiB); split the batch into smaller arrays.`,
+    details: { limit_bytes: SEND_BODY_LIMIT },
+  });
+
+/** The batch id, or 400 idempotency_key_missing / idempotency_key_invalid. */
+function idempotencyKey(request: FastifyRequest): string {
+  const value = request.headers['idempotency-key'];
+  if (value === undefined || value === '') throw apiError('idempotency_key_missing');
+  if (typeof value !== 'string' || !IDEMPOTENCY_KEY_PATTERN.test(value)) throw apiError('idempotency_key_invalid');
+  return value;
+}
+
+/** JSON in UTF-8 only: `application/json`, with `charset=utf-8` or no charset. */
+function requireJson(request: FastifyRequest): void {
+  const [essence = '', ...parameters] = (request.headers['content-type'] ?? '').split(';').map((part) => part.trim().toLowerCase());
+  const charset = parameters.find((p) => p.startsWith('charset='))?.slice('charset='.length).replace(/"/g, '');
+  if (essence !== 'application/json' || (charset !== undefined && charset !== 'utf-8')) {
+    throw apiError('unsupported_media_type', { message: 'Send the batch as "Content-Type: application/json" (UTF-8): a JSON array of objects.' });
+  }
+}
+
+/**
+ * Reads the body into one buffer and never past SEND_BODY_LIMIT: a declared Content-Length
+ * over it is refused before a byte is read, and a body without one is cut off as it passes
+ * the limit. With a Content-Length the buffer is allocated once at its size.
+ */
+function readBody(request: FastifyRequest, payload: IncomingMessage): Promise<Buffer> {
+  const header = request.headers['content-length'];
+  const declared = header === undefined ? undefined : Number(header);
+  if (declared !== undefined && declared > SEND_BODY_LIMIT) return Promise.reject(tooLarge());
+  const whole = declared !== undefined && Number.isSafeInteger(declared) && declared >= 0 ? Buffer.allocUnsafe(declared) : undefined;
+  const chunks: Buffer[] = [];
+  let received = 0;
+  let ended = false;
+  return new Promise((resolve, reject) => {
+    const stop = (error: unknown) => {
+      payload.removeListener('data', onData);
+      // Drain what is still coming (the connection closes after the answer) instead of keeping it.
+      payload.resume();
+      reject(error);
+    };
+    const onData = (chunk: Buffer) => {
+      received += chunk.length;
+      if (received > SEND_BODY_LIMIT) return stop(tooLarge());
+      if (whole) {
+        if (received > whole.length) return stop(apiError('invalid_request', { message: 'The body is longer than its Content-Length.' }));
+        chunk.copy(whole, received - chunk.length);
+      } else {
+        chunks.push(chunk);
+      }
+    };
+    payload.on('data', onData);
+    payload.once('end', () => {
+      ended = true;
+      if (whole && received !== whole.length) return stop(apiError('invalid_request', { message: 'The body is shorter than its Content-Length.' }));
+      resolve(whole ?? Buffer.concat(chunks, received));
+    });
+    payload.once('error', stop);
+    payload.once('close', () => {
+      if (!ended) stop(apiError('invalid_request', { message: 'The body was cut off before its end.' }));
+    });
+  });
+}
+
+/**
+ * POST /v1/sinks/{sink_id}: the send route. Before a byte of the body is read: the send key
+ * (scope hook), the Idempotency-Key, the content type, the backlog cap. Then the body
+ * (at most 16 MiB), and the intake (domain/intake.ts).
+ */
+export function sendBatch(app: FastifyInstance, deps: SinkRouteDeps): void {
+  app.register(
+    sendKeyScope(deps.pool, sinkParam, (scope) => {
+      scope.removeAllContentTypeParsers();
+      scope.addContentTypeParser('application/json', (request: FastifyRequest, payload: IncomingMessage) => readBody(request, payload));
+      scope.addHook('onRequest', async (request) => {
+        const batchId = idempotencyKey(request);
+        requireJson(request);
+        const sink = senderOf(request);
+        if (await throughDatabase(() => deps.backlog.isFull(sink.id))) {
+          // A replay or a conflicting id is answered as such, whatever the backlog.
+          const known = await throughDatabase(() =>
+            queryOne(deps.pool, 'SELECT 1 FROM sink_batches WHERE sink_id = $1 AND batch_id = $2', [sink.id, batchId]),
+          );
+          if (!known) throw backlogFull(sink.id, deps.backlog.limits);
+        }
+      });
+      scope.post('/v1/sinks/:sink', async (request, reply): Promise<SendResult> => {
+        const sink = senderOf(request);
+        const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+        const answer = await acceptBatch({ pool: deps.pool, intake: deps.intake, log: request.log }, sink, idempotencyKey(request), body);
+        if (answer.status === 202) {
+          deps.backlog.added(sink.id, answer.body.bytes);
+          deps.metrics.intakeAccepted({ bytes: answer.body.bytes, rows: answer.body.accepted, rejected: answer.body.rejected });
+        } else {
+          void reply.header('idempotent-replayed', 'true');
+        }
+        void reply.status(answer.status);
+        return answer.body;
+      });
+    }),
+  );
+}

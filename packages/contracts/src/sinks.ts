@@ -1,0 +1,219 @@
+import { z } from 'zod';
+import { SEND_KEY_PATTERN } from './keys.ts';
+import { Timestamp, WarehouseName } from './names.ts';
+import { QualifiedTableName } from './tables.ts';
+
+/** A sink id: `snk_` and 12 lowercase hex digits; the hex is also in the sink's send key. */
+export const SINK_ID_PATTERN = /^snk_([0-9a-f]{12})$/;
+export const SinkId = z.string().regex(SINK_ID_PATTERN, 'a sink id is snk_ and 12 lowercase hex digits');
+
+/**
+ * Sink names: like warehouse names, and never shaped like a sink id, so a path segment that
+ * looks like an id is always one.
+ */
+export const SINK_NAME_PATTERN = /^[a-z0-9][a-z0-9_-]{0,62}$/;
+export const SinkName = z
+  .string()
+  .regex(SINK_NAME_PATTERN, 'use 1-63 lowercase letters, digits, "_" or "-", starting with a letter or digit')
+  .refine((name) => !SINK_ID_PATTERN.test(name), 'a sink name must not look like a sink id (snk_ and 12 hex digits)');
+
+/** `{id|name}` path segments: an id when it looks like one, otherwise a name. */
+export const SinkRef = z.union([SinkId, SinkName]);
+
+/** The send key: `al_send_<the sink id's 12 hex>_<43 base64url chars>` (32 random bytes). */
+export const SendKey = z.string().regex(SEND_KEY_PATTERN, 'a send key is al_send_<12 hex>_<43 characters>');
+
+/** The sink id a well-formed send key belongs to, or undefined for anything else. */
+export function sinkIdOfSendKey(key: string): string | undefined {
+  const match = SEND_KEY_PATTERN.exec(key);
+  return match ? `snk_${match[1]}` : undefined;
+}
+
+/** The producer's `Idempotency-Key`, which is the batch id. */
+export const IDEMPOTENCY_KEY_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
+export const BatchId = z.string().regex(IDEMPOTENCY_KEY_PATTERN, 'a batch id is 1-128 characters of A-Z a-z 0-9 . _ : -');
+
+/** Largest body the send route takes: 16 MiB. */
+export const SEND_BODY_LIMIT = 16 * 1024 * 1024;
+
+/** Roll policy bounds and defaults. */
+export const ROLL_SECONDS_DEFAULT = 300;
+export const ROLL_SECONDS_MIN = 60;
+export const ROLL_SECONDS_MAX = 86_400;
+export const ROLL_BYTES_MIN = 32 * 1024 * 1024;
+export const ROLL_BYTES_MAX = 64 * 1024 * 1024;
+export const ROLL_BYTES_DEFAULT = ROLL_BYTES_MAX;
+/** The roller ticks every 10 s: a shorter quiet period could not be told apart. */
+export const INACTIVITY_SECONDS_MIN = 10;
+/** Pending batches that make a sink due, whatever else its policy says; fixed. */
+export const ROLL_MAX_BATCHES = 1000;
+
+const Count = z.number().int().nonnegative();
+
+/** POST /v1/sinks */
+export const CreateSinkRequest = z.strictObject({
+  name: SinkName,
+  table: QualifiedTableName,
+  warehouse: WarehouseName,
+  roll_seconds: z.number().int().min(ROLL_SECONDS_MIN).max(ROLL_SECONDS_MAX).default(ROLL_SECONDS_DEFAULT),
+  roll_bytes: z.number().int().min(ROLL_BYTES_MIN).max(ROLL_BYTES_MAX).default(ROLL_BYTES_DEFAULT),
+  inactivity_seconds: z.number().int().min(INACTIVITY_SECONDS_MIN).max(ROLL_SECONDS_MAX).optional(),
+});
+export type CreateSinkRequest = z.infer<typeof CreateSinkRequest>;
+export type CreateSinkInput = z.input<typeof CreateSinkRequest>;
+
+export const SINK_STATES = ['active', 'table_missing', 'deleted'] as const;
+export const SinkState = z.enum(SINK_STATES);
+export type SinkState = z.infer<typeof SinkState>;
+
+export const SinkRoll = z.object({
+  roll_seconds: z.number().int(),
+  roll_bytes: z.number().int(),
+  inactivity_seconds: z.number().int().nullable(),
+  max_batches: z.literal(ROLL_MAX_BATCHES),
+});
+
+/** What waits in intake: the ledger's pending batches. */
+export const SinkLag = z.object({
+  batches_waiting: Count,
+  bytes_waiting: Count,
+  /** received_at of the oldest pending batch; null when nothing waits. */
+  oldest_waiting_at: Timestamp.nullable(),
+  /** Whole seconds since oldest_waiting_at; 0 when nothing waits. */
+  seconds_behind: Count,
+});
+
+/** Everything the intake accepted (202) since the sink was created, replays not counted again. */
+export const SinkReceived = z.object({
+  batches: Count,
+  /** Objects stored for the roller. */
+  rows: Count,
+  /** Bytes stored (the NDJSON objects). */
+  bytes: Count,
+  /** received_at of the newest accepted batch; null before the first. */
+  last_at: Timestamp.nullable(),
+});
+
+export const SinkLastRoll = z.object({
+  at: Timestamp,
+  batches: Count,
+  rows: Count,
+  rejected_rows: Count,
+  /** 64-bit: a decimal string, never a JSON number. */
+  snapshot_id: z.string().nullable(),
+  seconds: z.number().nonnegative(),
+});
+
+export const SinkRejects = z.object({
+  rows_total: Count,
+  batches_with_rejects: Count,
+  last_at: Timestamp.nullable(),
+  /** `s3://<intake bucket>/_sink/<id>/rejects/`: one NDJSON file per batch with rejected rows. */
+  prefix: z.string(),
+});
+
+export const Sink = z.object({
+  id: SinkId,
+  name: z.string(),
+  warehouse: z.string(),
+  /** `<namespace>.<table>` */
+  table: z.string(),
+  table_uuid: z.string(),
+  state: SinkState,
+  /** POST a batch here with the send key. */
+  ingest_url: z.string(),
+  roll: SinkRoll,
+  lag: SinkLag,
+  received: SinkReceived,
+  last_roll: SinkLastRoll.nullable(),
+  rejects: SinkRejects,
+  created_at: Timestamp,
+  deleted_at: Timestamp.nullable(),
+});
+export type Sink = z.infer<typeof Sink>;
+
+/** The answer to create: the only time the send key is shown. */
+export const CreatedSink = Sink.extend({
+  send_key: SendKey,
+  /** Identity (IAM) changes creating the sink made in the store: none. */
+  iam_writes: z.array(z.string()).length(0),
+});
+export type CreatedSink = z.infer<typeof CreatedSink>;
+
+const Flag = z.enum(['true', 'false']).transform((value) => value === 'true');
+
+/** GET /v1/sinks[?warehouse=NAME][&include_deleted=true] */
+export const SinkListQuery = z.strictObject({
+  warehouse: WarehouseName.optional(),
+  include_deleted: Flag.default(false),
+});
+export type SinkListQuery = z.infer<typeof SinkListQuery>;
+
+export const SinkList = z.object({ sinks: z.array(Sink) });
+export type SinkList = z.infer<typeof SinkList>;
+
+export const SinkParams = z.strictObject({ sink: SinkRef });
+
+/** DELETE /v1/sinks/{id|name} (202) */
+export const DeletedSink = z.object({
+  id: SinkId,
+  name: z.string(),
+  state: z.literal('deleted'),
+  deleted_at: Timestamp,
+  /** Batches that had been accepted (202) but not yet rolled: they will never reach the table. */
+  pending_batches_discarded: Count,
+  /** Objects removed from intake (pending batches, and any batch object without a ledger row). */
+  intake_objects_removed: Count,
+  /** False when the store could not remove every object; the rest stay under the sink's prefix. */
+  intake_cleared: z.boolean(),
+});
+export type DeletedSink = z.infer<typeof DeletedSink>;
+
+/** An element the intake refused, by its position in the array. */
+export const SendReason = z.object({
+  index: Count,
+  reason: z.literal('not_an_object'),
+});
+
+/** The send route's answer: 202 the first time, 200 with the same body for a replay. */
+export const SendResult = z.object({
+  /** Objects stored for the roller. */
+  accepted: Count,
+  /** Elements refused at the intake (not objects). */
+  rejected: Count,
+  /** The first SEND_REASONS_LIMIT refused elements; `rejected` counts them all. */
+  reasons: z.array(SendReason),
+  batch_id: BatchId,
+  /** Size of the stored NDJSON object: the objects' bytes, one per line. */
+  bytes: Count,
+  received_at: Timestamp,
+  state: z.literal('pending'),
+});
+export type SendResult = z.infer<typeof SendResult>;
+
+/** How many refused elements `reasons` lists at most. */
+export const SEND_REASONS_LIMIT = 1000;
+
+export const BatchParams = z.strictObject({ sink: SinkRef, batch_id: BatchId });
+
+export const BATCH_STATES = ['pending', 'committed', 'rejected', 'discarded', 'unknown'] as const;
+
+/**
+ * GET /v1/sinks/{id}/batches/{batch_id}: pending (stored, waiting for a roll), committed
+ * (in the table: snapshot_id), rejected (rolled, every row refused: see the rejects
+ * prefix), discarded (the sink was deleted first), unknown (never accepted, or pruned 7
+ * days after its roll).
+ */
+export const BatchStatus = z.object({
+  sink_id: SinkId,
+  batch_id: BatchId,
+  state: z.enum(BATCH_STATES),
+  received_at: Timestamp.nullable(),
+  bytes: Count.nullable(),
+  rows: Count.nullable(),
+  /** Rows the roll refused; null until the batch is rolled. */
+  rejected_rows: Count.nullable(),
+  snapshot_id: z.string().nullable(),
+  committed_at: Timestamp.nullable(),
+});
+export type BatchStatus = z.infer<typeof BatchStatus>;

@@ -1,5 +1,6 @@
 import {
   CreatedSink,
+  type CreateSinkInput,
   CreateSinkRequest,
   INACTIVITY_SECONDS_MIN,
   ROLL_BYTES_DEFAULT,
@@ -99,7 +100,8 @@ Example:
     });
 }
 
-function createSinkRequest(catalog: string, options: Options): CreateSinkRequest {
+/** The request body, checked against the API's own schema first (the body is its input form). */
+function createSinkRequest(catalog: string, options: Options): CreateSinkInput {
   catalogSegment(catalog);
   if (options.save === undefined && !options.showKey) {
     throw usageError('say where the send key goes: --save FILE (written mode 0600) or --show-key (printed once); nothing was created');
@@ -107,15 +109,16 @@ function createSinkRequest(catalog: string, options: Options): CreateSinkRequest
   if (options.save !== undefined && options.showKey) throw usageError('--save and --show-key: choose one');
   if (options.force && options.save === undefined) throw usageError('--force only applies to --save');
 
-  const request = CreateSinkRequest.safeParse({
+  const body: CreateSinkInput = {
     name: options.name,
     table: options.table,
     warehouse: catalog,
     ...(options.rollSeconds !== undefined ? { roll_seconds: options.rollSeconds } : {}),
     ...(options.rollBytes !== undefined ? { roll_bytes: options.rollBytes } : {}),
     ...(options.inactivitySeconds !== undefined ? { inactivity_seconds: options.inactivitySeconds } : {}),
-  });
-  if (request.success) return request.data;
+  };
+  const request = CreateSinkRequest.safeParse(body);
+  if (request.success) return body;
   const issue = request.error.issues[0];
   const field = String(issue?.path[0]);
   const flag = flags[field] ?? 'sink create';

@@ -100,6 +100,10 @@ Examples:
         throw current === undefined ? error : stoppedAt(error, current, sent, totalBatches);
       }
       progress.stop();
+      if (sent.length === 0) {
+        context.out.note(`nothing to send: ${source.name} holds no rows`);
+        return;
+      }
       report(sent, target, source.name, options, context);
     });
 }

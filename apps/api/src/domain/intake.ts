@@ -127,10 +127,10 @@ async function claim(pool: Pool, sinkId: string, batchId: string, digest: Buffer
     // A dead request's claim: take it over, unless another replay just did.
     const taken = await queryOne<{ received_text: string }>(
       pool,
-      `UPDATE sink_batches SET received_at = clock_timestamp()
+      `UPDATE sink_batches SET received_at = clock_timestamp(), bytes = $4, rows = $5, rejected = $6
         WHERE sink_id = $1 AND batch_id = $2 AND state = 'storing' AND received_at = $3::timestamptz
         RETURNING ${RECEIVED_TEXT} AS received_text`,
-      [sinkId, batchId, existing.received_text],
+      [sinkId, batchId, existing.received_text, sizes.bytes, sizes.rows, sizes.rejected],
     );
     return taken ? { kind: 'claimed', receivedAt: taken.received_text } : { kind: 'in_progress' };
   }

@@ -1,0 +1,423 @@
+import { createHash } from 'node:crypto';
+import { Readable } from 'node:stream';
+import type { S3Client } from '@aws-sdk/client-s3';
+import { SEND_BODY_LIMIT, SendResult, type CreatedSink } from '@tablemere/contracts';
+import { query, queryOne } from '@tablemere/db';
+import { BATCH_CONTENT_TYPE, batchKey, ObjectStore } from '@tablemere/store';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, dropNamespace, stackS3, startTestApi, suffix, type TestApi } from './support/harness.ts';
+import { createSink, createTable, newBatchId, otherApp, send } from './support/sinks.ts';
+
+let api: TestApi;
+let s3: S3Client;
+let intake: ObjectStore;
+let sink: CreatedSink;
+let second: CreatedSink;
+const ns = `api_send_${suffix()}`;
+
+beforeAll(async () => {
+  api = await startTestApi();
+  s3 = stackS3(api.env);
+  intake = new ObjectStore(s3, api.env.TABLEMERE_INTAKE_BUCKET!);
+  await createTable(api, ns, 'events');
+  await createTable(api, ns, 'other');
+  sink = await createSink(api.app, api.adminKey, { name: 'events_in', table: `${ns}.events` });
+  second = await createSink(api.app, api.adminKey, { name: 'other_in', table: `${ns}.other` });
+});
+afterAll(async () => {
+  for (const s of [sink, second]) {
+    if (!s) continue;
+    const keys: string[] = [];
+    for await (const page of intake.list(`_sink/${s.id}/`)) keys.push(...page.objects.map((o) => o.key));
+    await intake.deleteMany(keys);
+  }
+  s3?.destroy();
+  await dropNamespace(api.env, ns);
+  await api?.close();
+});
+
+async function stored(sinkId: string, batchId: string): Promise<{ bytes: Buffer; metadata: Record<string, string>; contentType: string | undefined }> {
+  const { head, body } = await intake.get(batchKey(sinkId, batchId));
+  const chunks: Buffer[] = [];
+  for await (const chunk of body as AsyncIterable<Buffer>) chunks.push(chunk);
+  return { bytes: Buffer.concat(chunks), metadata: head.metadata, contentType: head.contentType };
+}
+
+const ledgerRow = (sinkId: string, batchId: string) =>
+  queryOne<{ state: string; bytes: string; rows: number; rejected: number }>(api.pool, 'SELECT state, bytes, rows, rejected FROM sink_batches WHERE sink_id = $1 AND batch_id = $2', [
+    sinkId,
+    batchId,
+  ]);
+
+describe('accepting a batch', () => {
+  it('answers 202 and stores the objects byte for byte, one per line, with content type and metadata', async () => {
+    const elements = [
+      '{"x": 1, "who": "north"}',
+      '{ "x" : 2 ,\t"who":"caf\\u00e9 \\"quoted\\" \\\\ \\/ \\b\\f\\n\\r\\t \\ud83d\\ude00"   }',
+      '{"x":3,"who":"日本語 é 😀","big":123456789012345678901234567890,"f":-0.000e+00,"nested":{"a":[1,{"b":null}],"t":true}}',
+      '{}',
+    ];
+    const body = `\r\n [ ${elements.join(' ,\n  ')}\t] \n`;
+    const batchId = newBatchId();
+    const res = await send(api.app, sink, body, { batchId });
+    expect(res.status, res.text).toBe(202);
+    const answer = SendResult.parse(res.body);
+    const expected = Buffer.from(elements.join('\n'), 'utf8');
+    expect(answer).toMatchObject({ accepted: 4, rejected: 0, reasons: [], batch_id: batchId, bytes: expected.length, state: 'pending' });
+    expect(answer.received_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/);
+    const object = await stored(sink.id, batchId);
+    expect(object.bytes.equals(expected)).toBe(true);
+    expect(object.contentType).toBe(BATCH_CONTENT_TYPE);
+    expect(object.metadata).toEqual({ received: answer.received_at, rows: '4', sink: sink.id });
+    expect(await ledgerRow(sink.id, batchId)).toEqual({ state: 'pending', bytes: String(expected.length), rows: 4, rejected: 0 });
+  });
+
+  it('answers the example of the description: 2 accepted, 33 bytes', async () => {
+    const res = await send(api.app, sink, '[{"x": 1, "who": "north"}, {"x": 2}]');
+    expect(res.status).toBe(202);
+    expect(res.body).toMatchObject({ accepted: 2, rejected: 0, reasons: [], bytes: 33, state: 'pending' });
+  });
+
+  it('puts a pretty-printed object on one line (line breaks between tokens become spaces)', async () => {
+    const batchId = newBatchId();
+    const res = await send(api.app, sink, '[\n  {\n    "x": 5,\r\n    "who": "a\\nb"\n  }\n]', { batchId });
+    expect(res.status).toBe(202);
+    expect((await stored(sink.id, batchId)).bytes.toString()).toBe('{     "x": 5,      "who": "a\\nb"   }');
+  });
+
+  it('refuses elements that are not objects, stores the rest and names them in reasons', async () => {
+    const batchId = newBatchId();
+    const res = await send(api.app, sink, '[1, {"x": 1}, "text", null, [{"x": 2}], {"x": 3}, true, 2.5]', { batchId });
+    expect(res.status).toBe(202);
+    expect(res.body).toMatchObject({
+      accepted: 2,
+      rejected: 6,
+      reasons: [0, 2, 3, 4, 6, 7].map((index) => ({ index, reason: 'not_an_object' })),
+    });
+    expect((await stored(sink.id, batchId)).bytes.toString()).toBe('{"x": 1}\n{"x": 3}');
+    expect(await ledgerRow(sink.id, batchId)).toMatchObject({ rows: 2, rejected: 6 });
+  });
+
+  it('takes charset=utf-8 in the content type', async () => {
+    const res = await send(api.app, sink, '[{"x": 1}]', { headers: { 'content-type': 'application/json; charset=UTF-8' } });
+    expect(res.status).toBe(202);
+  });
+
+  it('counts accepted batches in the month\'s usage, once per batch', async () => {
+    const row = () =>
+      queryOne<{ bytes: string; batches: string; rows_accepted: string; rows_rejected: string }>(
+        api.pool,
+        `SELECT bytes, batches, rows_accepted, rows_rejected FROM usage_ingest WHERE sink_id = $1 AND month = date_trunc('month', now() AT TIME ZONE 'UTC')::date`,
+        [second.id],
+      );
+    const before = (await row()) ?? { bytes: '0', batches: '0', rows_accepted: '0', rows_rejected: '0' };
+    const batchId = newBatchId();
+    const body = '[{"x": 1}, 7, {"x": 2}]';
+    expect((await send(api.app, second, body, { batchId })).status).toBe(202);
+    expect((await send(api.app, second, body, { batchId })).status).toBe(200);
+    const after = await row();
+    expect(Number(after!.bytes) - Number(before.bytes)).toBe('{"x": 1}\n{"x": 2}'.length);
+    expect(Number(after!.batches) - Number(before.batches)).toBe(1);
+    expect(Number(after!.rows_accepted) - Number(before.rows_accepted)).toBe(2);
+    expect(Number(after!.rows_rejected) - Number(before.rows_rejected)).toBe(1);
+  });
+});
+
+describe('replays', () => {
+  it('answers a replay with the same body 200 with the first answer, and stores nothing again', async () => {
+    const batchId = newBatchId();
+    const first = await send(api.app, sink, '[{"x": 10}]', { batchId });
+    expect(first.status).toBe(202);
+    const again = await send(api.app, sink, '[{"x": 10}]', { batchId });
+    expect(again.status).toBe(200);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.text).toBe(first.text);
+    const rows = await query(api.pool, 'SELECT 1 FROM sink_batches WHERE sink_id = $1 AND batch_id = $2', [sink.id, batchId]);
+    expect(rows).toHaveLength(1);
+  });
+
+  it('answers the first answer even after the batch was rolled', async () => {
+    const batchId = newBatchId();
+    const first = await send(api.app, sink, '[{"x": 11}]', { batchId });
+    await query(api.pool, `UPDATE sink_batches SET state = 'committed', committed_at = now(), snapshot_id = '42', rejected_rows = 0 WHERE sink_id = $1 AND batch_id = $2`, [
+      sink.id,
+      batchId,
+    ]);
+    const again = await send(api.app, sink, '[{"x": 11}]', { batchId });
+    expect(again.status).toBe(200);
+    expect(again.text).toBe(first.text);
+  });
+
+  it('refuses the same batch id with another body (409 batch_id_conflict) and keeps the first object', async () => {
+    const batchId = newBatchId();
+    expect((await send(api.app, sink, '[{"x": 12}]', { batchId })).status).toBe(202);
+    const res = await send(api.app, sink, '[{"x": 13}]', { batchId });
+    expect(res.status).toBe(409);
+    expect(res.body.error).toMatchObject({ code: 'batch_id_conflict', batch_id: batchId });
+    expect((await stored(sink.id, batchId)).bytes.toString()).toBe('{"x": 12}');
+    // Even whitespace makes another body: the hash is of the bytes sent.
+    expect((await send(api.app, sink, '[{"x": 12} ]', { batchId })).status).toBe(409);
+  });
+
+  it('lets the same batch id through on another sink', async () => {
+    const batchId = newBatchId();
+    expect((await send(api.app, sink, '[{"x": 1}]', { batchId })).status).toBe(202);
+    expect((await send(api.app, second, '[{"x": 2}]', { batchId })).status).toBe(202);
+  });
+
+  const claimOf = (sinkId: string, batchId: string, body: string, age: string) =>
+    query(
+      api.pool,
+      `INSERT INTO sink_batches (sink_id, batch_id, body_sha256, bytes, rows, rejected, received_at, state)
+       VALUES ($1, $2, $3, 0, 0, 0, clock_timestamp() - $4::interval, 'storing')`,
+      [sinkId, batchId, createHash('sha256').update(body).digest(), age],
+    );
+
+  it('answers 409 batch_in_progress while another request holds a fresh claim on the batch id', async () => {
+    const batchId = newBatchId();
+    await claimOf(sink.id, batchId, '[{"x": 14}]', '1 second');
+    const res = await send(api.app, sink, '[{"x": 14}]', { batchId });
+    expect(res.status).toBe(409);
+    expect(res.body.error.code).toBe('batch_in_progress');
+    expect(res.headers['retry-after']).toBe('5');
+  });
+
+  it('takes over a claim a crashed request left, storing the batch', async () => {
+    const batchId = newBatchId();
+    await claimOf(sink.id, batchId, '[{"x": 15}]', '10 minutes');
+    const res = await send(api.app, sink, '[{"x": 15}]', { batchId });
+    expect(res.status).toBe(202);
+    expect((await stored(sink.id, batchId)).bytes.toString()).toBe('{"x": 15}');
+    expect(await ledgerRow(sink.id, batchId)).toMatchObject({ state: 'pending', rows: 1 });
+  });
+
+  it('keeps the object a crashed request had already stored, with its received time', async () => {
+    const batchId = newBatchId();
+    await claimOf(sink.id, batchId, '[{"x": 16}]', '10 minutes');
+    const earlier = '2026-01-02T03:04:05.678901Z';
+    await intake.put(batchKey(sink.id, batchId), Buffer.from('{"x": 16}'), {
+      contentType: BATCH_CONTENT_TYPE,
+      metadata: { received: earlier, rows: '1', sink: sink.id },
+    });
+    const res = await send(api.app, sink, '[{"x": 16}]', { batchId });
+    expect(res.status).toBe(202);
+    expect(res.body.received_at).toBe(earlier);
+    const row = await queryOne<{ received: string }>(
+      api.pool,
+      `SELECT to_char(received_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS received FROM sink_batches WHERE sink_id = $1 AND batch_id = $2`,
+      [sink.id, batchId],
+    );
+    expect(row!.received).toBe(earlier);
+  });
+
+  it('never writes over an object already stored under the batch id with other bytes', async () => {
+    const batchId = newBatchId();
+    await intake.put(batchKey(sink.id, batchId), Buffer.from('{"x": "earlier"}'), { contentType: BATCH_CONTENT_TYPE });
+    const res = await send(api.app, sink, '[{"x": 17}]', { batchId });
+    expect(res.status).toBe(409);
+    expect(res.body.error.code).toBe('batch_id_conflict');
+    expect((await stored(sink.id, batchId)).bytes.toString()).toBe('{"x": "earlier"}');
+    expect(await ledgerRow(sink.id, batchId)).toBeUndefined();
+  });
+});
+
+describe('refused requests', () => {
+  const errorOf = (res: { status: number; body: any }) => ({ status: res.status, code: res.body?.error?.code });
+
+  it('needs an Idempotency-Key of 1-128 allowed characters', async () => {
+    expect(errorOf(await send(api.app, sink, '[{"x": 1}]', { batchId: undefined }))).toEqual({ status: 400, code: 'idempotency_key_missing' });
+    expect(errorOf(await send(api.app, sink, '[{"x": 1}]', { batchId: '' }))).toEqual({ status: 400, code: 'idempotency_key_missing' });
+    for (const bad of ['a'.repeat(129), 'has space', 'slash/y', 'ünï', 'a*b', 'q?x', 'a%2Fb']) {
+      expect(errorOf(await send(api.app, sink, '[{"x": 1}]', { batchId: bad })), bad).toEqual({ status: 400, code: 'idempotency_key_invalid' });
+    }
+    for (const good of ['a'.repeat(128), `A-Za.z0_9:-${suffix()}`, '2026-09-21T12:00:00Z-0001', '.']) {
+      const res = await send(api.app, sink, '[{"x": 1}]', { batchId: good === '.' ? `.${suffix()}` : good });
+      expect(res.status, good).toBe(202);
+    }
+  });
+
+  it('needs Content-Type application/json (415)', async () => {
+    for (const type of ['text/plain', 'application/x-ndjson', 'application/json; charset=latin1', 'application/jsonx']) {
+      expect(errorOf(await send(api.app, sink, '[{"x": 1}]', { headers: { 'content-type': type } })), type).toEqual({ status: 415, code: 'unsupported_media_type' });
+    }
+    const res = await api.app.inject({
+      method: 'POST',
+      url: `/v1/sinks/${sink.id}`,
+      headers: { authorization: `Bearer ${sink.send_key}`, 'idempotency-key': newBatchId() },
+      payload: Buffer.from('[{"x": 1}]'),
+    });
+    expect(res.statusCode).toBe(415);
+  });
+
+  it('answers invalid_json, not_an_array and empty_batch for bodies that are no batch, storing nothing', async () => {
+    const cases: Array<[string, string]> = [
+      ['', 'invalid_json'],
+      ['   ', 'invalid_json'],
+      ['[{"x": 1},]', 'invalid_json'],
+      ['[{"x": 1}', 'invalid_json'],
+      ['{"x": 1} garbage', 'invalid_json'],
+      ["[{'x': 1}]", 'invalid_json'],
+      ['{"x": 1}', 'not_an_array'],
+      ['"text"', 'not_an_array'],
+      ['[]', 'empty_batch'],
+      [' [ ] ', 'empty_batch'],
+      ['[1, "two", null, [{"x": 1}]]', 'empty_batch'],
+    ];
+    for (const [body, code] of cases) {
+      const batchId = newBatchId();
+      const res = await send(api.app, sink, body, { batchId });
+      expect(errorOf(res), JSON.stringify(body)).toEqual({ status: 400, code });
+      expect(await ledgerRow(sink.id, batchId)).toBeUndefined();
+    }
+    const bad = await send(api.app, sink, '[{"x": 1},  ]');
+    expect(bad.body.error.offset).toBe(12);
+    const none = await send(api.app, sink, '[1, "two"]');
+    expect(none.body.error).toMatchObject({ rejected: 2, reasons: [{ index: 0, reason: 'not_an_object' }, { index: 1, reason: 'not_an_object' }] });
+  });
+
+  it('refuses bytes that are not UTF-8', async () => {
+    const body = Buffer.concat([Buffer.from('[{"x": "'), Buffer.from([0xff, 0xfe]), Buffer.from('"}]')]);
+    expect(errorOf(await send(api.app, sink, body))).toEqual({ status: 400, code: 'invalid_json' });
+  });
+
+  /** A JSON array of objects of exactly `size` bytes. */
+  function bodyOfSize(size: number): Buffer {
+    const row = '{"x": 1, "who": "' + 'w'.repeat(1000) + '"}';
+    const count = Math.floor((size - 2) / (row.length + 1));
+    const rows = Array.from({ length: count }, () => row).join(',');
+    const filler = size - 2 - rows.length - 1;
+    return Buffer.from(`[${rows},{"x": 2, "who": "${'p'.repeat(filler - '{"x": 2, "who": ""}'.length)}"}]`);
+  }
+
+  it('takes a body of exactly 16 MiB and refuses 16 MiB + 1 byte (413), also without a Content-Length', async () => {
+    const exact = bodyOfSize(SEND_BODY_LIMIT);
+    expect(exact.length).toBe(SEND_BODY_LIMIT);
+    const ok = await send(api.app, sink, exact);
+    expect(ok.status, ok.text).toBe(202);
+    expect(ok.body.accepted).toBeGreaterThan(16_000);
+
+    const over = bodyOfSize(SEND_BODY_LIMIT + 1);
+    expect(over.length).toBe(SEND_BODY_LIMIT + 1);
+    const batchId = newBatchId();
+    const res = await send(api.app, sink, over, { batchId });
+    expect(errorOf(res)).toEqual({ status: 413, code: 'body_too_large' });
+    expect(res.body.error.limit_bytes).toBe(SEND_BODY_LIMIT);
+
+    // Streamed with no Content-Length (chunked): cut off as it passes the limit.
+    const chunked = await api.app.inject({
+      method: 'POST',
+      url: `/v1/sinks/${sink.id}`,
+      headers: { authorization: `Bearer ${sink.send_key}`, 'idempotency-key': batchId, 'content-type': 'application/json', 'transfer-encoding': 'chunked' },
+      payload: Readable.from((function* () {
+        for (let at = 0; at < over.length; at += 1024 * 1024) yield over.subarray(at, at + 1024 * 1024);
+      })()),
+    });
+    expect(chunked.statusCode).toBe(413);
+    expect(chunked.headers['content-length']).toBeDefined();
+    expect(await ledgerRow(sink.id, batchId)).toBeUndefined();
+    expect(await intake.head(batchKey(sink.id, batchId)).catch((error: { kind?: string }) => error.kind)).toBe('not_found');
+  });
+
+  it('caps the backlog: 429 backlog_full with Retry-After once the cap is reached, replays still answered', async () => {
+    const capped = await otherApp(api, { sinkBacklog: { maxPendingBatches: 1_000_000, maxPendingBytes: 1 } });
+    const byBatches = await otherApp(api, { sinkBacklog: { maxPendingBatches: 2, maxPendingBytes: 1 << 30 } });
+    try {
+      const fresh = await createSink(api.app, api.adminKey, { name: `capped_${suffix()}`, table: `${ns}.capped` }).catch(async () => {
+        await createTable(api, ns, 'capped');
+        return createSink(api.app, api.adminKey, { name: `capped_${suffix()}`, table: `${ns}.capped` });
+      });
+      const first = newBatchId();
+      expect((await send(byBatches.app, fresh, '[{"x": 1}]', { batchId: first })).status).toBe(202);
+      expect((await send(byBatches.app, fresh, '[{"x": 2}]')).status).toBe(202);
+      const full = await send(byBatches.app, fresh, '[{"x": 3}]');
+      expect(errorOf(full)).toEqual({ status: 429, code: 'backlog_full' });
+      expect(full.headers['retry-after']).toBe('30');
+      expect(full.body.error).toMatchObject({ max_pending_batches: 2 });
+      expect((await send(byBatches.app, fresh, '[{"x": 1}]', { batchId: first })).status).toBe(200);
+      // Any byte waiting fills a 1-byte cap.
+      expect(errorOf(await send(capped.app, fresh, '[{"x": 4}]'))).toEqual({ status: 429, code: 'backlog_full' });
+    } finally {
+      await capped.close();
+      await byBatches.close();
+    }
+  });
+});
+
+describe('send keys', () => {
+  it('opens only its own live sink; every other credential is refused', async () => {
+    const cases: Array<[string, Record<string, string>, number, string]> = [
+      ['no Authorization', {}, 401, 'unauthorized'],
+      ['an API key', { authorization: `Bearer ${api.adminKey}` }, 403, 'send_only'],
+      ['any other token', { authorization: 'Bearer not-a-key-at-all' }, 403, 'send_only'],
+      ['Basic auth', { authorization: `Basic ${Buffer.from('a:b').toString('base64')}` }, 401, 'unauthorized'],
+      ["another sink's key", { authorization: `Bearer ${second.send_key}` }, 401, 'unauthorized'],
+      ['a wrong secret', { authorization: `Bearer ${sink.send_key.slice(0, -1)}${sink.send_key.endsWith('A') ? 'B' : 'A'}` }, 401, 'unauthorized'],
+      ['a made-up key for this sink', { authorization: `Bearer al_send_${sink.id.slice(4)}_${'A'.repeat(43)}` }, 401, 'unauthorized'],
+    ];
+    for (const [what, headers, status, code] of cases) {
+      const batchId = newBatchId();
+      const res = await api.app.inject({
+        method: 'POST',
+        url: `/v1/sinks/${sink.id}`,
+        headers: { 'content-type': 'application/json', 'idempotency-key': batchId, ...headers },
+        payload: '[{"x": 1}]',
+      });
+      expect({ what, status: res.statusCode, code: (res.json() as any).error.code }).toEqual({ what, status, code });
+      expect(await ledgerRow(sink.id, batchId)).toBeUndefined();
+    }
+    // A send key on a path that is not its sink (a name, another id) opens nothing either.
+    const byName = await send(api.app, { id: 'events_in', send_key: sink.send_key }, '[{"x": 1}]');
+    expect(byName.status).toBe(401);
+  });
+
+  it('is refused everywhere else with 403 send_only', async () => {
+    const routes: Array<['GET' | 'POST' | 'DELETE', string, unknown?]> = [
+      ['GET', '/v1/keys'],
+      ['POST', '/v1/keys', { name: 'k', level: 'read' }],
+      ['DELETE', '/v1/keys/000000000000'],
+      ['GET', '/v1/warehouses'],
+      ['POST', '/v1/warehouses', { name: 'w' }],
+      ['GET', '/v1/warehouses/garden/tables'],
+      ['GET', `/v1/warehouses/garden/tables/${ns}.events`],
+      ['POST', '/v1/warehouses/garden/tables', { namespace: ns, name: 'nope', columns: [{ name: 'x', type: 'long' }] }],
+      ['POST', '/v1/warehouses/garden/measure'],
+      ['GET', '/v1/connection'],
+      ['GET', '/v1/usage'],
+      ['GET', '/v1/sinks'],
+      ['POST', '/v1/sinks', { name: 'n', table: `${ns}.events`, warehouse: 'garden' }],
+      ['GET', `/v1/sinks/${sink.id}`],
+      ['GET', `/v1/sinks/${sink.id}/batches/x`],
+      ['DELETE', `/v1/sinks/${sink.id}`],
+    ];
+    for (const [method, url, body] of routes) {
+      const res = await call(api.app, method, url, { key: sink.send_key, body });
+      expect({ method, url, status: res.status, code: res.body?.error?.code }).toEqual({ method, url, status: 403, code: 'send_only' });
+    }
+    // The sink survived the DELETE attempt.
+    expect((await send(api.app, sink, '[{"x": 1}]')).status).toBe(202);
+  });
+
+  it("stops working the moment its sink is deleted (401)", async () => {
+    await createTable(api, ns, 'doomed');
+    const doomed = await createSink(api.app, api.adminKey, { name: `doomed_${suffix()}`, table: `${ns}.doomed` });
+    expect((await send(api.app, doomed, '[{"x": 1}]')).status).toBe(202);
+    expect((await call(api.app, 'DELETE', `/v1/sinks/${doomed.id}`, { key: api.adminKey })).status).toBe(202);
+    const res = await send(api.app, doomed, '[{"x": 1}]');
+    expect(res.status).toBe(401);
+    expect(res.body.error.code).toBe('unauthorized');
+  });
+
+  it('never writes a send key or an Authorization header to the logs', async () => {
+    await send(api.app, sink, '[{"x": 1}]');
+    await send(api.app, sink, 'not json');
+    await send(api.app, second, '[{"x": 1}]', { key: sink.send_key });
+    await call(api.app, 'GET', '/v1/sinks', { key: sink.send_key });
+    const created = await call(api.app, 'GET', '/v1/sinks', { key: api.adminKey });
+    expect(created.status).toBe(200);
+    const text = api.rawLogs.join('\n');
+    expect(api.rawLogs.length).toBeGreaterThan(10);
+    for (const secret of [sink.send_key, second.send_key, sink.send_key.split('_').at(-1)!, api.adminKey]) expect(text).not.toContain(secret);
+    expect(text).not.toMatch(/al_send_/);
+    expect(text).not.toMatch(/bearer /i);
+  });
+});

@@ -1,39 +1,50 @@
 import { Presets, SingleBar } from 'cli-progress';
 import { size } from './human.ts';
 
-/** What `sink send` reports as it goes; a no-op when nobody watches a terminal. */
-export interface SendProgress {
-  /** Input bytes behind every byte handed to the API so far. */
-  update(bytesDone: number, status: string): void;
+/** A long step's progress in bytes; a no-op when nobody watches a terminal. */
+export interface Progress {
+  update(bytesDone: number, status?: string): void;
   stop(): void;
 }
 
-const silent: SendProgress = { update() {}, stop() {} };
+const silent: Progress = { update() {}, stop() {} };
 
 /**
- * A progress bar on `stream` (the terminal's stderr) for an input of `totalBytes`, or nothing
- * when there is no terminal (piped, redirected, CI) or the input fits one request.
+ * A progress bar labelled `label` (e.g. `sending`) on `terminal` (stderr, when it is one) for
+ * `totalBytes`, or nothing when there is no terminal (piped, redirected, CI) or the work is
+ * smaller than `worthShowing`.
  */
-export function sendProgress(stream: NodeJS.WriteStream | undefined, totalBytes: number, oneBatchBytes: number): SendProgress {
-  if (stream === undefined || totalBytes <= oneBatchBytes) return silent;
+export function progressBar(terminal: NodeJS.WriteStream | undefined, label: string, totalBytes: number, worthShowing: number): Progress {
+  if (terminal === undefined || totalBytes <= worthShowing) return silent;
   const bar = new SingleBar(
     {
-      stream,
-      format: 'sending {bar} {percentage}% | {done} of {total_size} | {status}',
+      stream: terminal,
+      format: `${label} {bar} {percentage}% | {done} of {total_size} | {status}`,
       hideCursor: true,
       clearOnComplete: true,
       barsize: 30,
-      etaBuffer: 20,
     },
     Presets.shades_classic,
   );
   bar.start(totalBytes, 0, { done: size(0), total_size: size(totalBytes), status: '' });
+  let last = '';
   return {
     update(bytesDone, status) {
-      bar.update(Math.min(bytesDone, totalBytes), { done: size(bytesDone), status });
+      if (status !== undefined) last = status;
+      bar.update(Math.min(bytesDone, totalBytes), { done: size(bytesDone), status: last });
     },
     stop() {
       bar.stop();
     },
   };
+}
+
+/** Passes `input` through, reporting the bytes read so far after each chunk. */
+export async function* counted(input: AsyncIterable<Uint8Array>, onBytes: (bytes: number) => void): AsyncGenerator<Uint8Array> {
+  let bytes = 0;
+  for await (const chunk of input) {
+    yield chunk;
+    bytes += chunk.byteLength;
+    onBytes(bytes);
+  }
 }

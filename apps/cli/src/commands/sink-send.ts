@@ -1,4 +1,4 @@
-import { createReadStream, statSync } from 'node:fs';
+import { createReadStream, type Stats, statSync } from 'node:fs';
 import { SEND_BODY_LIMIT, SendKey, Sink, SINK_ID_PATTERN, sinkIdOfSendKey } from '@tablemere/contracts';
 import type { Command } from 'commander';
 import { type Batch, checkBatchIdPrefix, maxRowBytes, packBatches } from '../batches.ts';
@@ -7,7 +7,7 @@ import { CliError, usageError } from '../errors.ts';
 import { count, plural, size } from '../human.ts';
 import { scanRows } from '../json-input.ts';
 import { readKeyFile } from '../key-file.ts';
-import { sendProgress } from '../progress.ts';
+import { counted, progressBar } from '../progress.ts';
 import { type SentBatch, type SendTarget, sendBatch } from '../send-client.ts';
 
 interface Options {
@@ -63,10 +63,15 @@ Examples:
       let totalBytes = 0;
       let totalBatches: number | undefined;
       if (source.rereadable) {
+        const checking = progressBar(context.terminal, 'checking', source.size, SEND_BODY_LIMIT);
         totalBatches = 0;
-        for await (const batch of batches(source, prefix)) {
-          totalBatches += 1;
-          totalBytes += batch.body.length;
+        try {
+          for await (const batch of batches(source, prefix, (read) => checking.update(read))) {
+            totalBatches += 1;
+            totalBytes += batch.body.length;
+          }
+        } finally {
+          checking.stop();
         }
       }
       if (totalBatches === 0) {
@@ -74,7 +79,7 @@ Examples:
         return;
       }
 
-      const progress = sendProgress(context.terminal, totalBytes, SEND_BODY_LIMIT);
+      const progress = progressBar(context.terminal, 'sending', totalBytes, SEND_BODY_LIMIT);
       const sent: SentBatch[] = [];
       let doneBytes = 0;
       let current: Batch | undefined;
@@ -112,25 +117,26 @@ interface Input {
   readonly name: string;
   /** A regular file can be read twice; standard input and pipes cannot. */
   readonly rereadable: boolean;
+  /** Bytes, when known (a regular file). */
+  readonly size: number;
   open(): AsyncIterable<Uint8Array>;
 }
 
 function openInput(input: string, context: CommandContext): Input {
-  if (input === '-') return { name: 'stdin', rereadable: false, open: () => context.stdin() };
-  let rereadable: boolean;
+  if (input === '-') return { name: 'stdin', rereadable: false, size: 0, open: () => context.stdin() };
+  let stat: Stats;
   try {
-    const stat = statSync(input);
-    if (stat.isDirectory()) throw usageError(`${input} is a directory; give a JSON array or NDJSON file`);
-    rereadable = stat.isFile();
+    stat = statSync(input);
   } catch (error) {
-    if (error instanceof CliError) throw error;
     throw usageError(`cannot read ${input} (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
   }
-  return { name: input, rereadable, open: () => createReadStream(input, { highWaterMark: 1024 * 1024 }) };
+  if (stat.isDirectory()) throw usageError(`${input} is a directory; give a JSON array or NDJSON file`);
+  return { name: input, rereadable: stat.isFile(), size: stat.size, open: () => createReadStream(input, { highWaterMark: 1024 * 1024 }) };
 }
 
-function batches(source: Input, prefix: string | undefined): AsyncGenerator<Batch> {
-  const rows = scanRows(source.open(), { maxRowBytes: maxRowBytes(SEND_BODY_LIMIT), source: source.name });
+function batches(source: Input, prefix: string | undefined, onRead?: (bytes: number) => void): AsyncGenerator<Batch> {
+  const input = onRead === undefined ? source.open() : counted(source.open(), onRead);
+  const rows = scanRows(input, { maxRowBytes: maxRowBytes(SEND_BODY_LIMIT), source: source.name });
   return packBatches(rows, { maxBatchBytes: SEND_BODY_LIMIT, ...(prefix === undefined ? {} : { batchIdPrefix: prefix }) });
 }
 

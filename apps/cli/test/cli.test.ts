@@ -159,6 +159,14 @@ describe('tablemere connect', () => {
     expect(output).not.toContain(api.adminKey);
   });
 
+  it('ends with the sinks note and shows the ingest URL while sinks are on', () => {
+    expect(output).toMatch(new RegExp(`\n  sink ingest URL\\s+${api.url}/v1/sinks/\\{sink_id\\}\n`));
+    const note = output.slice(output.indexOf('\n# Sinks\n') + 1).trimEnd().split('\n');
+    expect(note[0]).toBe('# Sinks');
+    expect(note.slice(1).every((line) => line.startsWith('# ') && line.length <= 96)).toBe(true);
+    expect(note.slice(1).join(' ')).toContain('tablemere sink create');
+  });
+
   it('prints a PyIceberg snippet that loads the table: x required long, who optional string', async () => {
     const checked = await engineCheck('pyiceberg_check.py', section(output, '# PyIceberg'), 'events');
     expect(checked).toEqual({

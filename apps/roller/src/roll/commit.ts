@@ -60,7 +60,8 @@ export async function appendRoll(ctx: RollContext, table: TenantTable, plan: Com
       catalog: table.catalog,
       table: table.ident,
       io: table.io,
-      base: table.loaded,
+      // No base: the append loads the table right before its first attempt. Validation and the
+      // data file took a while, and another writer committing meanwhile would cost a lost race.
       dataFiles: [plan.dataFile],
       snapshotId: plan.snapshotId,
       summary: sinkSummary(ctx.sink.id, plan.batches, new Date()),

@@ -1,8 +1,9 @@
 """Another writer: appends one row at a time to a table with PyIceberg until told to stop.
 
-usage: append_loop.py <namespace> <table> <stop file>
+usage: append_loop.py <namespace> <table> <stop file> [pause seconds]
 Appends {"x": -1, "who": "other writer"} (x negative, so it is told apart from sink rows)
-until the stop file exists, then prints {"appends": N}. Conflicts are retried, as any engine would.
+until the stop file exists, pausing between appends, then prints {"appends": N, "seconds": S}.
+Conflicts are retried, as any engine would.
 """
 import json
 import os
@@ -15,8 +16,10 @@ from pyiceberg.exceptions import CommitFailedException
 from read_table import catalog
 
 namespace, name, stop_file = sys.argv[1:4]
+pause = float(sys.argv[4]) if len(sys.argv) > 4 else 0.0
 table = catalog().load_table((namespace, name))
 appends = 0
+started = time.time()
 while not os.path.exists(stop_file):
     table = table.refresh()
     schema = table.schema().as_arrow()
@@ -25,6 +28,7 @@ while not os.path.exists(stop_file):
     try:
         table.append(pa.Table.from_pylist([row], schema=schema))
         appends += 1
+        time.sleep(pause)
     except CommitFailedException:
         time.sleep(0.05)
-print(json.dumps({"appends": appends}))
+print(json.dumps({"appends": appends, "seconds": round(time.time() - started, 1)}))

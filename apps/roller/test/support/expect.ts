@@ -1,6 +1,6 @@
 import type { CreatedSink } from '@tablemere/contracts';
 import { currentSchema } from '@tablemere/iceberg';
-import { BATCH_METADATA, batchKey, rejectsKey, sinkPrefix } from '@tablemere/store';
+import { BATCH_METADATA, batchIdOfKey, batchKey, rejectsKey, sinkPrefix } from '@tablemere/store';
 import { duckdbRows, pyicebergRows, type Row } from './readers.ts';
 import type { TestStack } from './stack.ts';
 
@@ -20,7 +20,9 @@ export async function receivedOf(stack: TestStack, sinkId: string, batchId: stri
 /** Pending batch objects left in the intake (rejects not counted). */
 export async function intakeBatches(stack: TestStack, sinkId: string): Promise<string[]> {
   const keys: string[] = [];
-  for await (const page of stack.intake.list(sinkPrefix(sinkId), { delimiter: '/' })) keys.push(...page.objects.map((o) => o.key));
+  for await (const page of stack.intake.list(sinkPrefix(sinkId), { delimiter: '/' })) {
+    keys.push(...page.objects.map((o) => o.key).filter((key) => batchIdOfKey(sinkId, key) !== undefined));
+  }
   return keys;
 }
 
@@ -46,7 +48,7 @@ const byKey = (key: string) => (a: Row, b: Row) => {
  */
 export async function readBoth(stack: TestStack, namespace: string, table: string, key = 'x'): Promise<Row[]> {
   const loaded = await stack.catalog.loadTable({ namespace, name: table });
-  const [py, duck] = await Promise.all([pyicebergRows(namespace, table), duckdbRows(loaded.metadataLocation!)]);
+  const [py, duck] = await Promise.all([pyicebergRows(namespace, table, stack.env), duckdbRows(loaded.metadataLocation!, stack.env)]);
   py.sort(byKey(key));
   duck.sort(byKey(key));
   if (JSON.stringify(py, big) !== JSON.stringify(duck, big)) {

@@ -12,9 +12,12 @@ const python = path.join(repoRoot, '.venv', 'bin', 'python');
 
 export type Row = Record<string, unknown>;
 
-async function read(args: string[]): Promise<unknown> {
+/** Settings of the store and catalog to read from: the running stack's unless given. */
+export type ReaderEnv = Record<string, string>;
+
+async function read(args: string[], env: ReaderEnv = stackEnv()): Promise<unknown> {
   const { stdout } = await run(python, [path.join(readers, 'read_table.py'), ...args], {
-    env: { ...process.env, ...stackEnv() },
+    env: { ...process.env, ...env },
     cwd: readers,
     maxBuffer: 512 * 1024 * 1024,
   });
@@ -22,21 +25,24 @@ async function read(args: string[]): Promise<unknown> {
   return parseJson(stdout);
 }
 
-export async function pyicebergRows(namespace: string, table: string): Promise<Row[]> {
-  return ((await read(['pyiceberg', namespace, table])) as { rows: Row[] }).rows;
+export async function pyicebergRows(namespace: string, table: string, env?: ReaderEnv): Promise<Row[]> {
+  return ((await read(['pyiceberg', namespace, table], env)) as { rows: Row[] }).rows;
 }
 
-export async function duckdbRows(metadataLocation: string): Promise<Row[]> {
-  return ((await read(['duckdb', metadataLocation])) as { rows: Row[] }).rows;
+export async function duckdbRows(metadataLocation: string, env?: ReaderEnv): Promise<Row[]> {
+  return ((await read(['duckdb', metadataLocation], env)) as { rows: Row[] }).rows;
 }
 
 export async function pyicebergSnapshots(namespace: string, table: string): Promise<Array<{ snapshot_id: string; summary: Record<string, string> }>> {
   return ((await read(['snapshots', namespace, table])) as { snapshots: Array<{ snapshot_id: string; summary: Record<string, string> }> }).snapshots;
 }
 
-/** Starts PyIceberg appending to the table in a loop; `stop()` ends it and answers how many appends landed. */
-export function otherWriter(namespace: string, table: string, stopFile: string): { stop(): Promise<number> } {
-  const child = spawn(python, [path.join(readers, 'append_loop.py'), namespace, table, stopFile], {
+/**
+ * Starts PyIceberg appending to the table in a loop, `pauseSeconds` between appends; `stop()`
+ * ends it and answers how many appends landed in how many seconds.
+ */
+export function otherWriter(namespace: string, table: string, stopFile: string, pauseSeconds = 0): { stop(): Promise<{ appends: number; seconds: number }> } {
+  const child = spawn(python, [path.join(readers, 'append_loop.py'), namespace, table, stopFile, String(pauseSeconds)], {
     env: { ...process.env, ...stackEnv() },
     cwd: readers,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -45,8 +51,8 @@ export function otherWriter(namespace: string, table: string, stopFile: string):
   let err = '';
   child.stdout.on('data', (c: Buffer) => (out += c.toString()));
   child.stderr.on('data', (c: Buffer) => (err += c.toString()));
-  const done = new Promise<number>((resolve, reject) =>
-    child.on('close', (code) => (code === 0 ? resolve((JSON.parse(out) as { appends: number }).appends) : reject(new Error(`append_loop.py exited ${code}: ${err}`)))),
+  const done = new Promise<{ appends: number; seconds: number }>((resolve, reject) =>
+    child.on('close', (code) => (code === 0 ? resolve(JSON.parse(out) as { appends: number; seconds: number }) : reject(new Error(`append_loop.py exited ${code}: ${err}`)))),
   );
   return {
     async stop() {

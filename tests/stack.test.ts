@@ -23,6 +23,7 @@ const DOCUMENTED = [
   'TABLEMERE_INTAKE_BUCKET',
   'TABLEMERE_BOOTSTRAP_SECRET',
   'TABLEMERE_ROLLER_URL',
+  'TABLEMERE_INTERNAL_URL',
 ];
 
 async function waitFor(check: () => boolean, ms: number, what: string) {

@@ -154,6 +154,9 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       TABLEMERE_PUBLIC_URL: apiUrl,
       TABLEMERE_API_URL: apiUrl,
       TABLEMERE_ROLLER_PORT: String(ports.roller),
+      TABLEMERE_INTERNAL_HOST: '127.0.0.1',
+      TABLEMERE_INTERNAL_PORT: String(ports.internal),
+      TABLEMERE_INTERNAL_URL: `http://127.0.0.1:${ports.internal}`,
     };
     const service = (name: string, entry: string, healthUrl: string) =>
       timed(name, async () => {
@@ -187,6 +190,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       TABLEMERE_INTAKE_BUCKET: INTAKE_BUCKET,
       TABLEMERE_BOOTSTRAP_SECRET: bootstrapSecret,
       TABLEMERE_ROLLER_URL: `http://127.0.0.1:${ports.roller}`,
+      TABLEMERE_INTERNAL_URL: `http://127.0.0.1:${ports.internal}`,
       // PyIceberg reads catalogs from PYICEBERG_CATALOG__<NAME>__<KEY>: `load_catalog("garden")` needs nothing else.
       ...pyicebergCatalogEnv(WAREHOUSE_NAME, {
         type: 'rest',

@@ -8,6 +8,7 @@ export function stackPorts(offset = 0) {
     postgres: 54329,
     api: 8787,
     roller: 8788,
+    internal: 8789,
     s3: 8333,
     s3Grpc: 18333,
     iceberg: 8181,

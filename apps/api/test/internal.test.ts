@@ -28,7 +28,8 @@ async function lease(sinkId: string, rollerId: string, extra: Record<string, unk
 
 describe('internal auth and listener', () => {
   it('refuses a missing or wrong bootstrap secret, even on unknown paths', async () => {
-    for (const headers of [{}, { authorization: 'Bearer not-the-secret' }, { authorization: `Bearer ${api.secret}x` }, { authorization: api.secret }]) {
+    const attempts: Array<Record<string, string>> = [{}, { authorization: 'Bearer not-the-secret' }, { authorization: `Bearer ${api.secret}x` }, { authorization: api.secret }];
+    for (const headers of attempts) {
       for (const url of ['/internal/sinks', '/internal/nothing-here']) {
         const res = await injectJson(api.internal, 'GET', url, headers);
         expect(res.status, url).toBe(401);

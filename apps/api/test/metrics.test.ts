@@ -1,14 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiMetrics } from '../src/http/metrics.ts';
-import { call } from './support/harness.ts';
+import { call, dropNamespace, suffix } from './support/harness.ts';
 import { startInternalTestApi, type InternalTestApi } from './support/internal-harness.ts';
+import { createSink, createTable, send } from './support/sinks.ts';
 
 let api: InternalTestApi;
+const ns = `api_metrics_${suffix()}`;
 
 beforeAll(async () => {
   api = await startInternalTestApi();
 });
 afterAll(async () => {
+  await dropNamespace(api.env, ns);
   await api?.close();
 });
 
@@ -51,5 +54,31 @@ describe('GET /metrics', () => {
     expect(sample(text, 'tablemere_intake_rows_total{outcome="accepted"}')).toBe(11);
     expect(sample(text, 'tablemere_intake_rows_total{outcome="rejected"}')).toBe(2);
     expect(text).not.toMatch(/tablemere_intake_requests_total\{/);
+  });
+
+  it('after real sends: requests by status, latency, batches, bytes and rows', async () => {
+    const metrics = new ApiMetrics();
+    const { app } = api.variant({ sinksEnabled: true, metrics });
+    await createTable(api, ns, 'events');
+    const sink = await createSink(app, api.adminKey, { name: 'metered', table: `${ns}.events` });
+    const body = '[{"x": 1, "who": "north"}, {"x": 2}, 7]';
+    const accepted = await send(app, sink, body, { batchId: 'm-1' });
+    expect(accepted.status, accepted.text).toBe(202);
+    // A replay answers the first result and is not counted as a new batch; a refused send is counted by status.
+    expect((await send(app, sink, body, { batchId: 'm-1' })).status).toBeLessThan(300);
+    expect((await send(app, sink, body, { batchId: 'm-2', key: api.adminKey })).status).toBe(403);
+
+    const text = (await call(app, 'GET', '/metrics')).text;
+    expect(sample(text, 'tablemere_intake_batches_total')).toBe(1);
+    expect(sample(text, 'tablemere_intake_bytes_total')).toBe(accepted.body.bytes);
+    expect(sample(text, 'tablemere_intake_rows_total{outcome="accepted"}')).toBe(2);
+    expect(sample(text, 'tablemere_intake_rows_total{outcome="rejected"}')).toBe(1);
+    expect(sample(text, 'tablemere_intake_requests_total{status="202"}')).toBe(1);
+    expect(sample(text, 'tablemere_intake_requests_total{status="403"}')).toBe(1);
+    const answered = [...text.matchAll(/^tablemere_intake_request_duration_seconds_count\{status="(\d+)"\} (\d+)$/gm)].reduce((n, m) => n + Number(m[2]), 0);
+    expect(answered).toBe(3);
+    // Counts only: no key, sink id or batch id in the text.
+    for (const secret of [sink.send_key, sink.id, 'm-1', api.adminKey]) expect(text).not.toContain(secret);
+    expect((await call(app, 'DELETE', `/v1/sinks/${sink.id}`, { key: api.adminKey })).status).toBe(202);
   });
 });

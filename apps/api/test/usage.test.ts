@@ -1,15 +1,18 @@
-import { Usage } from '@tablemere/contracts';
+import { InternalSinkList, Lease, RollIntent, Sink, Usage } from '@tablemere/contracts';
 import { query, queryOne } from '@tablemere/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call } from './support/harness.ts';
+import { call, dropNamespace, suffix } from './support/harness.ts';
 import { insertSink, startInternalTestApi, type InternalTestApi } from './support/internal-harness.ts';
+import { createSink, createTable, send } from './support/sinks.ts';
 
 let api: InternalTestApi;
+const ns = `api_usage_${suffix()}`;
 
 beforeAll(async () => {
   api = await startInternalTestApi();
 });
 afterAll(async () => {
+  await dropNamespace(api.env, ns);
   await api?.close();
 });
 
@@ -86,5 +89,59 @@ describe('GET /v1/usage', () => {
     const res = await call(api.app, 'GET', '/v1/usage?month=2020-01', { key: api.adminKey });
     expect(res.status).toBe(400);
     expect(res.body.error.code).toBe('invalid_request');
+  });
+
+  it('follows a real send and its roll report: intake counts, then the rows the roll rejected', async () => {
+    await createTable(api, ns, 'events');
+    const sink = await createSink(api.app, api.adminKey, { name: 'flow', table: `${ns}.events` });
+    const first = await send(api.app, sink, '[{"x": 1}, {"x": 2}, {"x": "three"}, "not an object"]', { batchId: 'flow-1' });
+    const second = await send(api.app, sink, '[{"x": 4, "who": "south"}]', { batchId: 'flow-2' });
+    expect([first.status, second.status]).toEqual([202, 202]);
+
+    const usageOf = async () => Usage.parse((await call(api.app, 'GET', '/v1/usage', { key: api.adminKey })).body).ingest_bytes.by_sink.find((u) => u.sink_id === sink.id)!;
+    expect(await usageOf()).toEqual({
+      sink_id: sink.id,
+      name: 'flow',
+      bytes: first.body.bytes + second.body.bytes,
+      batches: 2,
+      rows_accepted: 4,
+      rows_rejected: 1,
+    });
+
+    // The roller's view sees both batches pending; it rolls them, rejecting the row whose x is a string.
+    const view = InternalSinkList.parse((await api.callInternal('GET', '/internal/sinks')).body).sinks.find((s) => s.id === sink.id)!;
+    expect(view.pending).toMatchObject({ batches: 2, bytes: first.body.bytes + second.body.bytes, oldest_received_at: first.body.received_at, newest_received_at: second.body.received_at });
+    const { lease_id } = Lease.parse((await api.callInternal('POST', `/internal/sinks/${sink.id}/lease`, { roller_id: 'flow-roller', ttl_seconds: 60 })).body);
+    const intent = RollIntent.parse(
+      (await api.callInternal('POST', `/internal/sinks/${sink.id}/rolls`, { lease_id, snapshot_id: '4611686018427387904', batch_ids: ['flow-1', 'flow-2'] })).body,
+    );
+    const report = await api.callInternal('POST', `/internal/sinks/${sink.id}/roll`, {
+      lease_id,
+      roll_id: intent.roll_id,
+      snapshot_id: '4611686018427387904',
+      batches: [
+        { batch_id: 'flow-1', rows: 2, rejected_rows: 1 },
+        { batch_id: 'flow-2', rows: 1, rejected_rows: 0 },
+      ],
+      rows: 3,
+      rejected_rows: 1,
+      seconds: 0.8,
+      attempts: 1,
+      started_at: new Date().toISOString(),
+      outcome: 'committed',
+    });
+    expect(report.status, report.text).toBe(200);
+
+    expect(await usageOf()).toMatchObject({ batches: 2, rows_accepted: 4, rows_rejected: 2 });
+    const got = await call(api.app, 'GET', `/v1/sinks/${sink.id}`, { key: api.adminKey });
+    expect(got.status, got.text).toBe(200);
+    const shown = Sink.parse(got.body);
+    expect(shown.lag).toMatchObject({ batches_waiting: 0, bytes_waiting: 0 });
+    expect(shown.last_roll).toMatchObject({ batches: 2, rows: 3, rejected_rows: 1, snapshot_id: '4611686018427387904', seconds: 0.8 });
+    expect(shown.rejects).toMatchObject({ rows_total: 1, batches_with_rejects: 1 });
+    expect(shown.rejects.last_at).not.toBeNull();
+    const status = await call(api.app, 'GET', `/v1/sinks/${sink.id}/batches/flow-1`, { key: api.adminKey });
+    expect(status.body).toMatchObject({ state: 'committed', snapshot_id: '4611686018427387904', rejected_rows: 1 });
+    expect((await call(api.app, 'DELETE', `/v1/sinks/${sink.id}`, { key: api.adminKey })).status).toBe(202);
   });
 });

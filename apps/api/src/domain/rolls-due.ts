@@ -27,8 +27,8 @@ interface ViewRow {
   last_roll_at: string | null;
   batches: number;
   bytes: string;
-  oldest: Date | null;
-  newest: Date | null;
+  oldest_text: string | null;
+  newest_text: string | null;
   by_roll_seconds: boolean;
   by_roll_bytes: boolean;
   by_max_batches: boolean;
@@ -37,6 +37,9 @@ interface ViewRow {
   lease_expires_at: Date | null;
   as_of: Date;
 }
+
+/** A timestamp column as RFC 3339 UTC with microseconds, the intake's precision (a JS Date keeps milliseconds). */
+const MICROS = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
 
 /**
  * Live sinks with their pending-batch aggregates and which policy rule makes each due,
@@ -65,7 +68,8 @@ WITH pending AS (
          rollable AND inactivity_seconds IS NOT NULL AND newest <= now() - make_interval(secs => inactivity_seconds) AS by_inactivity
   FROM view
 )
-SELECT judged.*, l.roller_id AS lease_roller_id, l.expires_at AS lease_expires_at, now() AS as_of
+SELECT judged.*, ${MICROS('oldest')} AS oldest_text, ${MICROS('newest')} AS newest_text,
+       l.roller_id AS lease_roller_id, l.expires_at AS lease_expires_at, now() AS as_of
 FROM judged LEFT JOIN sink_leases l ON l.sink_id = judged.id AND l.expires_at > now()
 WHERE NOT $2::boolean OR by_roll_seconds OR by_roll_bytes OR by_max_batches OR by_inactivity
 ORDER BY oldest NULLS LAST, id
@@ -149,8 +153,8 @@ export async function rollerView(db: Queryable, box: SecretBox, options: RollerV
       pending: {
         batches: row.batches,
         bytes: Number(row.bytes),
-        oldest_received_at: row.oldest?.toISOString() ?? null,
-        newest_received_at: row.newest?.toISOString() ?? null,
+        oldest_received_at: row.oldest_text,
+        newest_received_at: row.newest_text,
       },
       due: reasons.length > 0,
       due_reasons: reasons,

@@ -3,11 +3,13 @@ import { size } from './human.ts';
 
 /** A long step's progress in bytes; a no-op when nobody watches a terminal. */
 export interface Progress {
+  /** False when nothing is drawn: remarks must then go out as lines. */
+  readonly visible: boolean;
   update(bytesDone: number, status?: string): void;
   stop(): void;
 }
 
-const silent: Progress = { update() {}, stop() {} };
+const silent: Progress = { visible: false, update() {}, stop() {} };
 
 /**
  * A progress bar labelled `label` (e.g. `sending`) on `terminal` (stderr, when it is one) for
@@ -29,6 +31,7 @@ export function progressBar(terminal: NodeJS.WriteStream | undefined, label: str
   bar.start(totalBytes, 0, { done: size(0), total_size: size(totalBytes), status: '' });
   let last = '';
   return {
+    visible: true,
     update(bytesDone, status) {
       if (status !== undefined) last = status;
       bar.update(Math.min(bytesDone, totalBytes), { done: size(bytesDone), status: last });

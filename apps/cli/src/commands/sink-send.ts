@@ -92,7 +92,7 @@ Examples:
             onRetry: (notice) => {
               const line = `batch ${batch.part}${of}: ${notice.reason}; retrying in ${notice.waitSeconds} s (attempt ${notice.attempt + 1} of ${notice.attempts})`;
               progress.update(doneBytes, line);
-              if (context.terminal === undefined) context.out.note(line);
+              if (!progress.visible) context.out.note(line);
             },
           });
           sent.push(outcome);

@@ -201,7 +201,8 @@ export async function createSink(deps: CreateSinkDeps, principal: Principal, req
         ],
       );
     } catch (error) {
-      if (isPgError(error, PgErrorCode.uniqueViolation)) throw await sinkExists(client, principal.projectId, warehouse.id, request.name, namespace, tableName);
+      // Asked on the pool: this transaction is aborted.
+      if (isPgError(error, PgErrorCode.uniqueViolation)) throw await sinkExists(deps.pool, principal.projectId, warehouse.id, request.name, namespace, tableName);
       throw error;
     }
     await recordAudit(client, {

@@ -105,23 +105,34 @@ export abstract class LeafColumn implements Column {
   }
 
   append(value: unknown): Failure | null {
-    const i = this.length;
-    if (i === this.capacity) this.grow(i + 1);
+    const i = this.reserve();
     if (value === null || value === undefined) {
       if (this.validity === null) return { reason: 'missing_required', path: [], got: value };
       this.writeEmpty(i);
       clearBit(this.validity, i);
+      this.length = i + 1;
     } else {
       if (!this.write(value, i)) return { reason: 'type_mismatch', path: [], expected: this.spec.expected, got: value };
-      if (this.validity !== null) setBit(this.validity, i);
+      this.taken(i);
     }
-    this.length = i + 1;
     return null;
   }
 
-  appendEmpty(): void {
+  /** The next slot, with room made for it. */
+  protected reserve(): number {
     const i = this.length;
     if (i === this.capacity) this.grow(i + 1);
+    return i;
+  }
+
+  /** Marks slot `i` (just written, non-null) valid and counts it. */
+  protected taken(i: number): void {
+    if (this.validity !== null) setBit(this.validity, i);
+    this.length = i + 1;
+  }
+
+  appendEmpty(): void {
+    const i = this.reserve();
     this.writeEmpty(i);
     if (this.validity !== null) clearBit(this.validity, i);
     this.length = i + 1;
@@ -402,6 +413,10 @@ export interface VarBytesEncoding {
   write(value: unknown, target: Buffer, offset: number): number;
 }
 
+function checkOffset(end: number): void {
+  if (end > 0x7fffffff) throw new RangeError('a column holds more than 2 GiB of bytes; write smaller batches');
+}
+
 /** Variable-width bytes (string as UTF-8, binary) with 32-bit offsets (Utf8/Binary, not Large*). */
 export class VarBytesColumn extends LeafColumn {
   private offsets = new Int32Array(1);
@@ -425,9 +440,26 @@ export class VarBytesColumn extends LeafColumn {
     const written = this.encoding.write(value, this.bytes, start);
     if (written < 0) return false;
     const end = start + written;
-    if (end > 0x7fffffff) throw new RangeError('a column holds more than 2 GiB of bytes; write smaller batches');
+    checkOffset(end);
     this.offsets[i + 1] = end;
     return true;
+  }
+
+  /**
+   * Appends bytes that are already the value's encoding, as they are: for a string column,
+   * valid UTF-8 (the caller checked it), which is what `append` would write for its text.
+   */
+  appendEncoded(source: Uint8Array, start: number, end: number): void {
+    const i = this.reserve();
+    const at = this.offsets[i] as number;
+    const stop = at + end - start;
+    checkOffset(stop);
+    if (stop > this.bytes.length) this.reserveBytes(stop);
+    // Short values: a loop beats the call into native code.
+    if (end - start < 32) for (let k = start; k < end; k++) this.bytes[at + k - start] = source[k] as number;
+    else this.bytes.set(source.subarray(start, end), at);
+    this.offsets[i + 1] = stop;
+    this.taken(i);
   }
 
   private reserveBytes(needed: number): void {

@@ -5,8 +5,12 @@ export { readManifest, type WriteManifestOptions, writeManifest } from './manife
 export { type FieldSummary, type ManifestFile, readManifestList, type WriteManifestListOptions, writeManifestList } from './manifest-list.ts';
 export { MANIFEST_ENTRY_V2_SCHEMA, MANIFEST_FILE_V2_SCHEMA } from './manifest-schemas.ts';
 export { type ParquetCompression, type ParquetWriteOptions, type WrittenParquet, writeParquet } from './parquet.ts';
+export { convertNdjson, type NdjsonChunk, type NdjsonConversion } from './ndjson-chunks.ts';
 export {
   compileRowConverter,
+  type NdjsonChunkError,
+  type NdjsonChunkResult,
+  type NdjsonReject,
   type RejectReason,
   type RowConverter,
   type RowConverterOptions,

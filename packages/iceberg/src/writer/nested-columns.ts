@@ -111,9 +111,32 @@ export class StructColumn implements Column {
       this.truncate(this.slots.length);
       return failure;
     }
+    this.pushValid();
+    return null;
+  }
+
+  private pushValid(): void {
     this.slots.reserve();
     this.slots.push(true);
-    return null;
+  }
+
+  /**
+   * Starts a value filled field by field by a caller that reads the fields itself (the NDJSON
+   * byte reader): it appends to each field's column and sets the field's `seen` to the pass
+   * returned here, then calls `endRow`. The fields are `fields` as given to the constructor.
+   */
+  beginRow(): number {
+    return ++this.pass;
+  }
+
+  /**
+   * Completes a value begun with `beginRow` after `seen` fields were filled: nulls (or the
+   * injected values) for the others, then the value's slot. On failure, the caller truncates.
+   */
+  endRow(pass: number, seen: number): Failure | null {
+    const failure = this.fillMissing(pass, seen);
+    if (failure === null) this.pushValid();
+    return failure;
   }
 
   /**
@@ -136,6 +159,11 @@ export class StructColumn implements Column {
       field.seen = pass;
       seen++;
     }
+    return this.fillMissing(pass, seen);
+  }
+
+  /** Appends to the fields a value lacked (those not seen in `pass`). */
+  private fillMissing(pass: number, seen: number): Failure | null {
     if (seen === this.fields.length) return null;
     for (const field of this.fields) {
       if (field.seen === pass) continue;

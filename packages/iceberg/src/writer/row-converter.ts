@@ -1,10 +1,12 @@
+import { isUtf8 } from 'node:buffer';
 import { type Data, type DataType, Field, List, Map_, RecordBatch, Schema as ArrowSchema, Struct, Table } from 'apache-arrow';
 import { isLosslessNumber } from 'lossless-json';
 import type { Schema } from '../spec/schema.ts';
 import { type IcebergType, containsUnsupported, describeType } from '../spec/types.ts';
-import type { Column, Failure, RejectReason } from './columns.ts';
+import { type Column, type Failure, type RejectReason, VarBytesColumn } from './columns.ts';
 import { isJsonObject, ListColumn, MapColumn, StructColumn, type StructSlot, UnsupportedColumn, structSlot } from './nested-columns.ts';
 import { longLiterals, parseJsonLossless } from './json-row.ts';
+import { type ByteField, ByteRowReader } from './ndjson-bytes.ts';
 import { PARQUET_FIELD_ID, ruleFor } from './type-table.ts';
 import { checkingRounded, POSSIBLY_ROUNDED } from './values.ts';
 
@@ -21,6 +23,34 @@ export interface RowReject {
   got?: string;
   message: string;
 }
+
+/** A row of an NDJSON chunk that was not taken. */
+export interface NdjsonReject {
+  /** 0-based index of the line in the chunk (blank lines counted). */
+  line: number;
+  /** The line as it was (without its newline). */
+  text: string;
+  reject: RowReject;
+}
+
+/** Why a whole NDJSON chunk was not taken. */
+export interface NdjsonChunkError {
+  kind: 'not_utf8' | 'not_json';
+  /** 0-based index of the first offending line. */
+  line: number;
+  /** What the JSON parser said about the line (not_json). */
+  detail?: string;
+  message: string;
+}
+
+/** The error of a chunk whose line `line` (0-based) is not UTF-8 or not JSON. */
+export function ndjsonChunkError(kind: NdjsonChunkError['kind'], line: number, detail?: string): NdjsonChunkError {
+  if (kind === 'not_utf8') return { kind, line, message: `line ${line + 1} is not UTF-8 text` };
+  return { kind, line, detail, message: `line ${line + 1} is not JSON (${detail})` };
+}
+
+/** The outcome of one NDJSON chunk: its rows taken one by one, or none when it is unreadable. */
+export type NdjsonChunkResult = { ok: true; rows: number; rejects: NdjsonReject[] } | { ok: false; error: NdjsonChunkError };
 
 export interface RowConverterOptions {
   /**
@@ -43,6 +73,13 @@ export interface RowConverter {
    * integer or decimal column. Throws SyntaxError when the text is not JSON.
    */
   appendJson(text: string): RowReject | null;
+  /**
+   * Converts a chunk of NDJSON (UTF-8 bytes, one row per line, blank lines skipped) with the
+   * values and rejects of `appendJson`, reading plain rows straight from the bytes (several
+   * times faster). All or nothing on syntax: when the chunk is not UTF-8 or a line is not JSON,
+   * none of its rows are kept.
+   */
+  appendNdjson(bytes: Uint8Array): NdjsonChunkResult;
   /** Drops the rows taken after the first `rowCount` (e.g. a batch that turned out unreadable). */
   truncate(rowCount: number): void;
   /** Sets the value of an injected column for the rows appended from now on. */
@@ -74,7 +111,17 @@ export function compileRowConverter(schema: Schema, options: RowConverterOptions
     if (built.field !== null) fields.push(built.field);
   }
   const root = new StructColumn(new Struct(fields), slots, false, 'a JSON object');
-  return new Converter(new ArrowSchema(fields), root, slots, schema.fields.some((field) => holdsExactNumbers(field.type)));
+  const byteFields = schema.fields.map((field, i): ByteField => {
+    const slot = slots[i] as StructSlot;
+    return {
+      slot,
+      key: Buffer.from(field.name, 'utf8'),
+      strings: field.type.kind === 'string' && slot.column instanceof VarBytesColumn ? slot.column : null,
+      exact: holdsExactNumbers(field.type),
+    };
+  });
+  const reader = new ByteRowReader(root, byteFields);
+  return new Converter(new ArrowSchema(fields), root, slots, reader, schema.fields.some((field) => holdsExactNumbers(field.type)));
 }
 
 /** Whether JSON.parse rounding could change a value of this type (integers and decimals). */
@@ -102,6 +149,7 @@ class Converter implements RowConverter {
     readonly arrowSchema: ArrowSchema,
     private readonly root: StructColumn,
     private readonly slots: readonly StructSlot[],
+    private readonly reader: ByteRowReader,
     private readonly exactNumbers: boolean,
   ) {
     this.unset = new Set(slots.filter((slot) => slot.injected).map((slot) => slot.name));
@@ -111,8 +159,12 @@ class Converter implements RowConverter {
     return this.root.length;
   }
 
-  append(row: unknown): RowReject | null {
+  private checkInjected(): void {
     if (this.unset.size > 0) throw new TypeError(`set the injected columns first: ${[...this.unset].join(', ')}`);
+  }
+
+  append(row: unknown): RowReject | null {
+    this.checkInjected();
     if (!isJsonObject(row)) return toReject({ reason: 'not_an_object', path: [], got: row });
     const failure = this.root.append(row);
     return failure === null ? null : toReject(failure);
@@ -129,6 +181,35 @@ class Converter implements RowConverter {
       this.root.truncate(this.root.length);
       return this.append(parseJsonLossless(text));
     }
+  }
+
+  appendNdjson(bytes: Uint8Array): NdjsonChunkResult {
+    this.checkInjected();
+    const b = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    if (!isUtf8(b)) {
+      const line = lineSpans(b).findIndex(([start, end]) => !isUtf8(b.subarray(start, end)));
+      return { ok: false, error: ndjsonChunkError('not_utf8', line) };
+    }
+    const before = this.root.length;
+    const rejects: NdjsonReject[] = [];
+    for (let start = 0, line = 0; start < b.length; line++) {
+      const newline = b.indexOf(NEWLINE, start);
+      const end = newline < 0 ? b.length : newline;
+      if (!this.reader.read(b, start, end) && !isBlank(b, start, end)) {
+        const text = b.toString('utf8', start, end);
+        let reject: RowReject | null;
+        try {
+          reject = this.appendJson(text);
+        } catch (error) {
+          if (!(error instanceof SyntaxError)) throw error;
+          this.root.truncate(before);
+          return { ok: false, error: ndjsonChunkError('not_json', line, error.message) };
+        }
+        if (reject !== null) rejects.push({ line, text, reject });
+      }
+      start = end + 1;
+    }
+    return { ok: true, rows: this.root.length - before, rejects };
   }
 
   truncate(rowCount: number): void {
@@ -152,6 +233,29 @@ class Converter implements RowConverter {
   finish(): Table {
     return new Table([new RecordBatch(this.arrowSchema, this.root.finish() as Data<Struct>)]);
   }
+}
+
+const NEWLINE = 0x0a;
+
+/** A line of nothing but JSON whitespace (spaces, tabs, a carriage return). */
+function isBlank(b: Uint8Array, start: number, end: number): boolean {
+  for (let i = start; i < end; i++) {
+    const c = b[i];
+    if (c !== 0x20 && c !== 0x09 && c !== 0x0d) return false;
+  }
+  return true;
+}
+
+/** [start, end) of each line. */
+function lineSpans(b: Buffer): Array<[number, number]> {
+  const spans: Array<[number, number]> = [];
+  for (let start = 0; start < b.length; ) {
+    const newline = b.indexOf(NEWLINE, start);
+    const end = newline < 0 ? b.length : newline;
+    spans.push([start, end]);
+    start = end + 1;
+  }
+  return spans;
 }
 
 function fieldMetadata(id: number): Map<string, string> {

@@ -1,0 +1,255 @@
+import { parseJsonRow } from './json-row.ts';
+import type { StructColumn, StructSlot } from './nested-columns.ts';
+import type { VarBytesColumn } from './columns.ts';
+
+/**
+ * Rows of NDJSON read straight from UTF-8 bytes into the columns, without building a JSON
+ * object per row: keys are matched as bytes, numbers computed from their digits, strings of a
+ * string column copied as bytes. It takes only the plain case (an object of top-level fields,
+ * strings without escapes, numbers whose double is exact to compute) and hands every other row
+ * back untouched, for the converter's `appendJson` to take: the values stored and the rejects
+ * are always those of `appendJson`.
+ */
+
+/** A top-level field as the reader sees it. */
+export interface ByteField {
+  readonly slot: StructSlot;
+  /** The field name in UTF-8. */
+  readonly key: Uint8Array;
+  /** The column of a string field, fed the value's bytes as they are; null for other types. */
+  readonly strings: VarBytesColumn | null;
+  /** int, long, decimal: a number of more than 15 digits needs the exact (lossless) path. */
+  readonly exact: boolean;
+}
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COMMA = 0x2c;
+const COLON = 0x3a;
+const OPEN_OBJECT = 0x7b;
+const CLOSE_OBJECT = 0x7d;
+const OPEN_ARRAY = 0x5b;
+const CLOSE_ARRAY = 0x5d;
+const MINUS = 0x2d;
+const PLUS = 0x2b;
+const POINT = 0x2e;
+const ZERO = 0x30;
+
+/** A double holds every integer of up to 15 digits; 10^22 is the largest exact power of ten. */
+const MAX_DIGITS = 15;
+const POW10: readonly number[] = Array.from({ length: 23 }, (_, i) => 10 ** i);
+
+function isSpace(code: number | undefined): boolean {
+  return code === 0x20 || code === 0x09 || code === 0x0d || code === 0x0a;
+}
+
+function skipSpace(b: Uint8Array, i: number, end: number): number {
+  while (i < end && isSpace(b[i])) i++;
+  return i;
+}
+
+/** The digit at `i` (0-9), or -1. */
+function digitAt(b: Uint8Array, i: number, end: number): number {
+  const d = i < end ? (b[i] as number) - ZERO : -1;
+  return d >= 0 && d <= 9 ? d : -1;
+}
+
+/** Whether `b[i..]` spells `word` (ASCII). */
+function spells(b: Uint8Array, i: number, end: number, word: string): boolean {
+  if (i + word.length > end) return false;
+  for (let k = 0; k < word.length; k++) if (b[i + k] !== word.charCodeAt(k)) return false;
+  return true;
+}
+
+export class ByteRowReader {
+  /** The double of the last number read (`readNumber`), kept out of the return value to stay allocation-free. */
+  private number = 0;
+
+  constructor(
+    private readonly root: StructColumn,
+    private readonly fields: readonly ByteField[],
+  ) {}
+
+  /**
+   * Converts the row in `b[start, end)` (one line, no newline). True when it was taken; false
+   * when it needs the general path, and then nothing of it was kept.
+   */
+  read(b: Buffer, start: number, end: number): boolean {
+    const root = this.root;
+    const rows = root.length;
+    let i = skipSpace(b, start, end);
+    if (b[i] !== OPEN_OBJECT) return false;
+    const pass = root.beginRow();
+    let seen = 0;
+    let next = 0;
+    i = skipSpace(b, i + 1, end);
+    if (b[i] === CLOSE_OBJECT) {
+      i++;
+    } else {
+      for (;;) {
+        if (b[i] !== QUOTE) return this.undo(rows);
+        const f = this.match(b, i + 1, end, next);
+        if (f < 0) return this.undo(rows);
+        const field = this.fields[f] as ByteField;
+        if (field.slot.injected || field.slot.seen === pass) return this.undo(rows);
+        i = skipSpace(b, i + field.key.length + 2, end);
+        if (b[i] !== COLON) return this.undo(rows);
+        i = this.value(field, b, skipSpace(b, i + 1, end), end);
+        if (i < 0) return this.undo(rows);
+        field.slot.seen = pass;
+        seen++;
+        next = f + 1;
+        i = skipSpace(b, i, end);
+        if (b[i] === COMMA) {
+          i = skipSpace(b, i + 1, end);
+          continue;
+        }
+        if (b[i] !== CLOSE_OBJECT) return this.undo(rows);
+        i++;
+        break;
+      }
+    }
+    if (skipSpace(b, i, end) !== end || root.endRow(pass, seen) !== null) return this.undo(rows);
+    return true;
+  }
+
+  private undo(rows: number): false {
+    this.root.truncate(rows);
+    return false;
+  }
+
+  /**
+   * The field whose name, then a closing quote, is spelled at `b[start..]`, trying `hint` (the
+   * field after the last one) first; -1 if none (also for a name written with escapes).
+   */
+  private match(b: Uint8Array, start: number, end: number, hint: number): number {
+    const count = this.fields.length;
+    for (let t = 0; t < count; t++) {
+      const f = hint + t < count ? hint + t : hint + t - count;
+      const key = (this.fields[f] as ByteField).key;
+      const length = key.length;
+      if (start + length >= end || b[start + length] !== QUOTE) continue;
+      let k = 0;
+      while (k < length && key[k] === b[start + k]) k++;
+      if (k === length) return f;
+    }
+    return -1;
+  }
+
+  /** Appends the value at `b[i..]` to the field's column; the position after it, or -1. */
+  private value(field: ByteField, b: Buffer, i: number, end: number): number {
+    const column = field.slot.column;
+    const c = b[i] as number;
+    if (c === QUOTE) {
+      let k = i + 1;
+      let ascii = true;
+      for (; k < end; k++) {
+        const x = b[k] as number;
+        if (x === QUOTE) break;
+        // Escapes take the general path; a raw control character is not JSON.
+        if (x === BACKSLASH || x < 0x20) return -1;
+        if (x >= 0x80) ascii = false;
+      }
+      if (k >= end) return -1;
+      if (field.strings !== null) field.strings.appendEncoded(b, i + 1, k);
+      else if (column.append(b.toString(ascii ? 'latin1' : 'utf8', i + 1, k)) !== null) return -1;
+      return k + 1;
+    }
+    if (c === MINUS || (c >= ZERO && c <= ZERO + 9)) {
+      const after = this.readNumber(b, i, end, field.exact);
+      return after < 0 || column.append(this.number) !== null ? -1 : after;
+    }
+    if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
+      const after = nestedEnd(b, i, end);
+      if (after < 0) return -1;
+      let parsed: unknown;
+      try {
+        parsed = parseJsonRow(b.toString('utf8', i, after));
+      } catch {
+        return -1;
+      }
+      return column.append(parsed) === null ? after : -1;
+    }
+    if (spells(b, i, end, 'null')) return column.append(null) === null ? i + 4 : -1;
+    if (spells(b, i, end, 'true')) return column.append(true) === null ? i + 4 : -1;
+    if (spells(b, i, end, 'false')) return column.append(false) === null ? i + 5 : -1;
+    return -1;
+  }
+
+  /**
+   * Reads the JSON number at `b[i..]` into `this.number`, the double `JSON.parse` gives for it;
+   * returns the position after it, or -1 when it is not a JSON number or (`exact`) has more
+   * than 15 significant digits. With at most 15 digits and a power of ten up to 10^22 both
+   * factors are exact doubles, so one multiplication or division rounds correctly (Clinger's
+   * fast path); otherwise the literal goes through `Number`.
+   */
+  private readNumber(b: Buffer, i: number, end: number, exact: boolean): number {
+    const start = i;
+    const negative = b[i] === MINUS;
+    if (negative) i++;
+    let mantissa = 0;
+    let digits = 0;
+    let scale = 0;
+    let d = digitAt(b, i, end);
+    if (d < 0) return -1;
+    if (d === 0) {
+      i++;
+    } else {
+      for (; d >= 0; d = digitAt(b, ++i, end)) {
+        if (++digits <= MAX_DIGITS) mantissa = mantissa * 10 + d;
+      }
+    }
+    if (b[i] === POINT) {
+      d = digitAt(b, ++i, end);
+      if (d < 0) return -1;
+      for (; d >= 0; d = digitAt(b, ++i, end)) {
+        scale++;
+        if (digits > 0 || d !== 0) {
+          if (++digits <= MAX_DIGITS) mantissa = mantissa * 10 + d;
+        }
+      }
+    }
+    let exponent = 0;
+    let wide = false;
+    const e = b[i];
+    if (e === 0x65 || e === 0x45) {
+      const sign = b[++i];
+      if (sign === MINUS || sign === PLUS) i++;
+      d = digitAt(b, i, end);
+      if (d < 0) return -1;
+      for (; d >= 0; d = digitAt(b, ++i, end)) {
+        exponent = exponent * 10 + d;
+        if (exponent > 1e6) wide = true;
+      }
+      if (sign === MINUS) exponent = -exponent;
+    }
+    const power = exponent - scale;
+    if (digits > MAX_DIGITS || wide || power < -22 || power > 22) {
+      if (exact && digits > MAX_DIGITS) return -1;
+      this.number = Number(b.toString('latin1', start, i));
+      return i;
+    }
+    const magnitude = power >= 0 ? mantissa * (POW10[power] as number) : mantissa / (POW10[-power] as number);
+    this.number = negative ? -magnitude : magnitude;
+    return i;
+  }
+}
+
+/**
+ * The position after the object or array starting at `b[i]` (brackets matched outside
+ * strings), or -1 when the line ends first. Its content is checked by the parser, not here.
+ */
+function nestedEnd(b: Uint8Array, i: number, end: number): number {
+  let depth = 0;
+  for (; i < end; i++) {
+    const c = b[i];
+    if (c === QUOTE) {
+      for (i++; i < end && b[i] !== QUOTE; i++) if (b[i] === BACKSLASH) i++;
+    } else if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
+      depth++;
+    } else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) {
+      if (--depth === 0) return i + 1;
+    }
+  }
+  return -1;
+}

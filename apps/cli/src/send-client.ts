@@ -44,8 +44,7 @@ export interface SendHooks {
   sleep?(ms: number): Promise<void>;
 }
 
-export interface SentBatch {
-  readonly batch: Batch;
+export interface SendOutcome {
   readonly result: SendResult;
   /** True when the intake already had this batch: it answered the first send's result (200). */
   readonly replay: boolean;
@@ -57,7 +56,7 @@ export interface SentBatch {
  * any 5xx, 429 and 409 batch_in_progress is retried: after Retry-After when the API gives a
  * positive one, else after the next step of the ladder. Any other 4xx is final.
  */
-export async function sendBatch(target: SendTarget, batch: Batch, hooks: SendHooks = {}): Promise<SentBatch> {
+export async function sendBatch(target: SendTarget, batch: Batch, hooks: SendHooks = {}): Promise<SendOutcome> {
   const sleep = hooks.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   const attempts = RETRY_LADDER_SECONDS.length + 1;
   const operation = `POST ${new URL(target.ingestUrl).pathname} (batch ${batch.id})`;
@@ -72,7 +71,7 @@ export async function sendBatch(target: SendTarget, batch: Batch, hooks: SendHoo
   }
 }
 
-type Attempt = { sent: SentBatch } | { failure: CliError; retryAfter: number | undefined; reason: string };
+type Attempt = { sent: SendOutcome } | { failure: CliError; retryAfter: number | undefined; reason: string };
 
 async function attemptSend(target: SendTarget, batch: Batch, operation: string, hooks: SendHooks): Promise<Attempt> {
   let response: Response;
@@ -112,7 +111,7 @@ async function attemptSend(target: SendTarget, batch: Batch, operation: string, 
         reason: `${response.status} unreadable answer`,
       };
     }
-    return { sent: { batch, result: parsed.data, replay: response.status === 200 } };
+    return { sent: { result: parsed.data, replay: response.status === 200 } };
   }
 
   const failure = answerError(response, body, operation);

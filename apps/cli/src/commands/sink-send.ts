@@ -8,7 +8,7 @@ import { count, plural, size } from '../human.ts';
 import { scanRows } from '../json-input.ts';
 import { readKeyFile } from '../key-file.ts';
 import { counted, progressBar } from '../progress.ts';
-import { type SentBatch, type SendTarget, sendBatch } from '../send-client.ts';
+import { type SendOutcome, type SendTarget, sendBatch } from '../send-client.ts';
 
 interface Options {
   sendKeyFile?: string;
@@ -80,7 +80,7 @@ Examples:
       }
 
       const progress = progressBar(context.terminal, 'sending', totalBytes, SEND_BODY_LIMIT);
-      const sent: SentBatch[] = [];
+      const sent: Sent[] = [];
       let doneBytes = 0;
       let current: Batch | undefined;
       try {
@@ -95,7 +95,8 @@ Examples:
               if (!progress.visible) context.out.note(line);
             },
           });
-          sent.push(outcome);
+          // Only the figures are kept: the body goes as soon as the batch is stored.
+          sent.push({ part: batch.part, id: batch.id, bytes: batch.body.length, rows: batch.rows, firstRow: batch.firstRow, ...outcome });
           doneBytes += batch.body.length;
           current = undefined;
         }
@@ -170,25 +171,31 @@ async function sendTarget(ref: string | undefined, options: Options, command: Co
   return { ingestUrl, sendKey: key };
 }
 
-function batchLine({ batch, result, replay }: SentBatch): string {
-  const refused = result.rejected > 0 ? `, ${count(result.rejected)} refused` : '';
-  const stored = replay ? 'already stored (replayed: nothing stored twice)' : 'stored';
-  return `batch ${batch.id}  ${size(batch.body.length)}  ${count(result.accepted)} accepted${refused}  ${stored}`;
+/** A stored batch as the report needs it. */
+interface Sent extends SendOutcome, Pick<Batch, 'part' | 'id' | 'rows' | 'firstRow'> {
+  /** The request body's size. */
+  readonly bytes: number;
 }
 
-function report(sent: readonly SentBatch[], target: SendTarget, name: string, options: Options, context: CommandContext): void {
+function batchLine({ id, bytes, result, replay }: Sent): string {
+  const refused = result.rejected > 0 ? `, ${count(result.rejected)} refused` : '';
+  const stored = replay ? 'already stored (replayed: nothing stored twice)' : 'stored';
+  return `batch ${id}  ${size(bytes)}  ${count(result.accepted)} accepted${refused}  ${stored}`;
+}
+
+function report(sent: readonly Sent[], target: SendTarget, name: string, options: Options, context: CommandContext): void {
   const accepted = sent.reduce((sum, s) => sum + s.result.accepted, 0);
   const refused = sent.reduce((sum, s) => sum + s.result.rejected, 0);
   const sinkId = new URL(target.ingestUrl).pathname.split('/').at(-1);
   if (options.json) {
     context.out.json({
       sink_id: sinkId,
-      batches: sent.map(({ batch, result, replay }) => ({ part: batch.part, body_bytes: batch.body.length, rows: batch.rows, replay, ...result })),
+      batches: sent.map(({ part, bytes, rows, replay, result }) => ({ part, body_bytes: bytes, rows, replay, ...result })),
       accepted,
       rejected: refused,
     });
   } else {
-    const bytes = sent.reduce((sum, s) => sum + s.batch.body.length, 0);
+    const bytes = sent.reduce((sum, s) => sum + s.bytes, 0);
     const replays = sent.filter((s) => s.replay).length;
     context.out.lines([
       ...sent.map(batchLine),
@@ -198,14 +205,14 @@ function report(sent: readonly SentBatch[], target: SendTarget, name: string, op
   }
   if (refused === 0) return;
 
-  const reasons = sent.flatMap(({ batch, result }) => result.reasons.map((r) => `row ${count(batch.firstRow + r.index)} (batch ${batch.id}, element ${r.index}): ${r.reason}`));
+  const reasons = sent.flatMap(({ id, firstRow, result }) => result.reasons.map((r) => `row ${count(firstRow + r.index)} (batch ${id}, element ${r.index}): ${r.reason}`));
   for (const line of reasons.slice(0, REASONS_SHOWN)) context.out.note(line);
   if (refused > REASONS_SHOWN) context.out.note(`... and ${count(refused - REASONS_SHOWN)} more`);
   throw new CliError('rows_refused', `${plural(refused, 'row was', 'rows were')} refused by the intake: only JSON objects are stored`);
 }
 
 /** A failure in the middle of a send, with what happened before it and how to go on. */
-function stoppedAt(error: unknown, batch: Batch, sent: readonly SentBatch[], total: number | undefined): unknown {
+function stoppedAt(error: unknown, batch: Batch, sent: readonly Sent[], total: number | undefined): unknown {
   if (!(error instanceof CliError)) return error;
   const of = total === undefined ? '' : ` of ${total}`;
   const before = sent.length === 0 ? 'nothing was stored' : `${plural(sent.length, 'batch was', 'batches were')} stored before it`;

@@ -26,7 +26,8 @@ export function createS3Client(options: S3ClientOptions): S3Client {
   return new S3Client({
     region: options.region,
     ...(options.endpoint ? { endpoint: options.endpoint } : {}),
-    ...(options.credentials ? { credentials: options.credentials } : {}),
+    // A copy: the SDK annotates the credentials object it is given, and a frozen config refuses that.
+    ...(options.credentials ? { credentials: { ...options.credentials } } : {}),
     forcePathStyle: true,
     requestChecksumCalculation: 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',

@@ -31,7 +31,8 @@ export class S3FileIO implements FileIO {
     this.client = new S3Client({
       region: options.region,
       ...(options.endpoint ? { endpoint: options.endpoint } : {}),
-      ...(options.credentials ? { credentials: options.credentials } : {}),
+      // A copy: the SDK annotates the credentials object it is given, and a frozen config refuses that.
+      ...(options.credentials ? { credentials: { ...options.credentials } } : {}),
       forcePathStyle: options.pathStyle ?? true,
       // Stores other than AWS may not know the SDK's newer default checksums.
       requestChecksumCalculation: 'WHEN_REQUIRED',

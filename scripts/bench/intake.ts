@@ -1,0 +1,312 @@
+/**
+ * Intake benchmark against the local stack (`npm start`): the API runs as its own process
+ * (fresh database, the stack's Postgres, store and catalog), and a sink receives
+ *
+ *  1. small batches (100 rows, ~8 KB) at concurrency 50 for a fixed time;
+ *  2. large batches (~10 MB) at concurrency 4 for a fixed count;
+ *
+ * each followed by a bare S3 PUT of the same bodies to the same store at the same
+ * concurrency (one PUT with If-None-Match, content type and metadata, as the intake does).
+ * Then 8 concurrent 16 MiB sends while the API's RSS is sampled from /proc. Prints
+ * batches/s, MB/s, p50/p99 and the ratios, and one line for STATE.md.
+ * Goals: small ≥ 0.8× bare PUT, large ≥ 100 MB/s, peak RSS ≤ 1 GiB.
+ *
+ *   npm run bench:intake [-- --seconds 10 --large 24 --rss-rounds 3]
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { openSync, closeSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { CreateBucketCommand } from '@aws-sdk/client-s3';
+import { SEND_BODY_LIMIT, type CreatedSink } from '@tablemere/contracts';
+import { createDatabase, dropDatabase, migrate } from '@tablemere/db';
+import { RestCatalog } from '@tablemere/iceberg';
+import { createS3Client, ObjectStore } from '@tablemere/store';
+import { bootstrap } from '../../apps/api/src/bootstrap.ts';
+import { repoRoot, stackEnv } from '../../tests/support/stack.ts';
+
+const MB = 1_000_000;
+const MIB = 1024 * 1024;
+const { values: args } = parseArgs({
+  options: {
+    seconds: { type: 'string', default: '10' },
+    large: { type: 'string', default: '24' },
+    'rss-rounds': { type: 'string', default: '3' },
+  },
+});
+
+const env = stackEnv();
+const run = randomBytes(4).toString('hex');
+
+/** A JSON array of sensor rows, about `bytes` long; `seq` starts at `start`. */
+function batchBody(start: number, approxBytes: number): Buffer {
+  const parts: string[] = [];
+  let size = 2;
+  for (let seq = start; size < approxBytes; seq++) {
+    const row = JSON.stringify({ seq, device: `dev-${(seq * 7919) % 5000}`, ts: new Date(1_790_000_000_000 + seq * 250).toISOString(), t: ((seq * 37) % 4000) / 10 - 50 });
+    parts.push(row);
+    size += row.length + 1;
+  }
+  return Buffer.from(`[${parts.join(',')}]`);
+}
+
+/** A body of 100 rows (~8 KB). */
+function smallBody(start: number): Buffer {
+  const rows = Array.from({ length: 100 }, (_, i) => {
+    const seq = start + i;
+    return JSON.stringify({ seq, device: `dev-${(seq * 7919) % 5000}`, ts: new Date(1_790_000_000_000 + seq * 250).toISOString(), temperature: ((seq * 37) % 4000) / 10 - 50, status: 'ok' });
+  });
+  return Buffer.from(`[${rows.join(',')}]`);
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+interface PhaseResult {
+  batches: number;
+  bytes: number;
+  seconds: number;
+  errors: number;
+  firstError: string | undefined;
+  latenciesMs: number[];
+}
+
+const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+
+/** Runs `one` with `concurrency` workers until `limit` (seconds or batches) is reached. */
+async function phase(concurrency: number, limit: { seconds: number } | { count: number }, one: (i: number) => Promise<number>): Promise<PhaseResult> {
+  const result: PhaseResult = { batches: 0, bytes: 0, seconds: 0, errors: 0, firstError: undefined, latenciesMs: [] };
+  const started = performance.now();
+  const deadline = 'seconds' in limit ? started + limit.seconds * 1000 : Infinity;
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      for (;;) {
+        if (performance.now() >= deadline) return;
+        const i = next++;
+        if ('count' in limit && i >= limit.count) return;
+        const t0 = performance.now();
+        try {
+          result.bytes += await one(i);
+          result.batches += 1;
+          result.latenciesMs.push(performance.now() - t0);
+        } catch (error) {
+          result.errors += 1;
+          result.firstError ??= error instanceof Error ? error.message : String(error);
+        }
+      }
+    }),
+  );
+  result.seconds = (performance.now() - started) / 1000;
+  result.latenciesMs.sort((a, b) => a - b);
+  return result;
+}
+
+function describe(name: string, r: PhaseResult) {
+  const perSecond = r.batches / r.seconds;
+  const mbPerSecond = r.bytes / MB / r.seconds;
+  const p50 = percentile(r.latenciesMs, 50);
+  const p99 = percentile(r.latenciesMs, 99);
+  console.log(
+    `${name.padEnd(28)} ${String(r.batches).padStart(6)} batches in ${r.seconds.toFixed(1)} s: ${perSecond.toFixed(1)} batches/s, ${mbPerSecond.toFixed(1)} MB/s, p50 ${p50.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms${r.errors ? `, ${r.errors} errors (${r.firstError})` : ''}`,
+  );
+  return { perSecond, mbPerSecond, p50, p99 };
+}
+
+/** The API as its own process, logs to a file; resolves once /healthz answers. */
+async function startApi(databaseUrl: string, secretKey: string): Promise<{ child: ChildProcess; url: string; logFile: string }> {
+  const port = await freePort();
+  const logFile = path.join(os.tmpdir(), `bench-intake-api-${run}.log`);
+  const fd = openSync(logFile, 'a');
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'apps/api/src/start.ts')], {
+    cwd: repoRoot,
+    stdio: ['ignore', fd, fd],
+    env: {
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      TABLEMERE_API_PORT: String(port),
+      TABLEMERE_INTERNAL_PORT: String(await freePort()),
+      TABLEMERE_SECRET_KEY: secretKey,
+      TABLEMERE_BOOTSTRAP_SECRET: randomBytes(24).toString('hex'),
+      AWS_ENDPOINT_URL: env.AWS_ENDPOINT_URL,
+      AWS_REGION: env.AWS_REGION,
+      AWS_ACCESS_KEY_ID: env.AWS_ACCESS_KEY_ID,
+      AWS_SECRET_ACCESS_KEY: env.AWS_SECRET_ACCESS_KEY,
+      TABLEMERE_INTAKE_BUCKET: env.TABLEMERE_INTAKE_BUCKET,
+      // No roller runs here: the backlog only grows, so the caps must not stop the bench.
+      TABLEMERE_SINK_MAX_PENDING_BYTES: String(1e15),
+      TABLEMERE_SINK_MAX_PENDING_BATCHES: String(1e12),
+      TABLEMERE_MAINTENANCE_INTERVAL_SECONDS: '86400',
+    },
+  });
+  closeSync(fd);
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`the API exited (${child.exitCode}); see ${logFile}`);
+    try {
+      if ((await fetch(`${url}/healthz`)).ok) return { child, url, logFile };
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error(`the API did not start within 60 s; see ${logFile}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+/** Resident set size of `pid` in bytes, from /proc. */
+function rssBytes(pid: number, field: 'VmRSS' | 'VmHWM'): number {
+  const match = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return match ? Number(match[1]) * 1024 : NaN;
+}
+
+async function api(url: string, method: string, pathname: string, key: string, body?: unknown): Promise<any> {
+  const res = await fetch(`${url}${pathname}`, {
+    method,
+    headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${method} ${pathname}: ${res.status} ${text}`);
+  return text ? JSON.parse(text) : undefined;
+}
+
+async function main(): Promise<void> {
+  const seconds = Number(args.seconds);
+  const largeCount = Number(args.large);
+  const rssRounds = Number(args['rss-rounds']);
+  const dbUrl = new URL(env.DATABASE_URL!);
+  dbUrl.pathname = `/bench_intake_${run}`;
+  const databaseUrl = dbUrl.toString();
+  const secretKey = randomBytes(32).toString('base64');
+  const s3 = createS3Client({
+    endpoint: env.AWS_ENDPOINT_URL!,
+    region: env.AWS_REGION!,
+    credentials: { accessKeyId: env.AWS_ACCESS_KEY_ID!, secretAccessKey: env.AWS_SECRET_ACCESS_KEY! },
+  });
+  const store = new ObjectStore(s3, env.TABLEMERE_INTAKE_BUCKET!);
+  await s3.send(new CreateBucketCommand({ Bucket: store.bucket })).catch(() => undefined);
+  await createDatabase(databaseUrl);
+  await migrate(databaseUrl);
+  const boot = await bootstrap(databaseUrl, {
+    secretKey,
+    warehouse: {
+      restUri: env.ICEBERG_REST_URI!,
+      warehouse: env.ICEBERG_WAREHOUSE!,
+      auth: { type: 'oauth2', clientId: env.AWS_ACCESS_KEY_ID!, clientSecret: env.AWS_SECRET_ACCESS_KEY! },
+      s3: { endpoint: env.AWS_ENDPOINT_URL!, region: env.AWS_REGION!, accessKeyId: env.AWS_ACCESS_KEY_ID!, secretAccessKey: env.AWS_SECRET_ACCESS_KEY! },
+    },
+  });
+  const adminKey = boot.adminKey!;
+  const { child, url, logFile } = await startApi(databaseUrl, secretKey);
+  const namespace = `bench_intake_${run}`;
+  const barePrefix = `bench-intake/${run}/`;
+  let sink: CreatedSink | undefined;
+  try {
+    await api(url, 'POST', '/v1/warehouses/garden/tables', adminKey, {
+      namespace,
+      name: 'events',
+      columns: [
+        { name: 'seq', type: 'long', required: true },
+        { name: 'device', type: 'string' },
+        { name: 'ts', type: 'timestamptz' },
+        { name: 'temperature', type: 'double' },
+        { name: 'status', type: 'string' },
+      ],
+    });
+    sink = (await api(url, 'POST', '/v1/sinks', adminKey, { name: 'bench', table: `${namespace}.events`, warehouse: 'garden' })) as CreatedSink;
+    const target = sink;
+    const sendOne = async (batchId: string, body: Buffer): Promise<number> => {
+      const res = await fetch(`${url}/v1/sinks/${target.id}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${target.send_key}`, 'idempotency-key': batchId, 'content-type': 'application/json' },
+        body,
+      });
+      const text = await res.text();
+      if (res.status !== 202) throw new Error(`send: ${res.status} ${text.slice(0, 300)}`);
+      return body.length;
+    };
+    const putOne = async (key: string, body: Buffer): Promise<number> => {
+      await store.put(key, body, {
+        contentType: 'application/x-ndjson',
+        metadata: { received: new Date().toISOString(), rows: '100', sink: target.id },
+        ifAbsent: true,
+      });
+      return body.length;
+    };
+
+    const smallBodies = Array.from({ length: 256 }, (_, i) => smallBody(i * 100));
+    const largeBodies = Array.from({ length: 4 }, (_, i) => batchBody(i * 1_000_000, 10 * MB));
+    const averageSmall = smallBodies.reduce((sum, b) => sum + b.length, 0) / smallBodies.length;
+    console.log(`bench:intake run ${run}: API pid ${child.pid} at ${url}, store ${env.AWS_ENDPOINT_URL}, ${os.cpus().length} cores`);
+    console.log(`small bodies ~${(averageSmall / 1024).toFixed(1)} KiB (100 rows), large bodies ~${(largeBodies[0]!.length / MB).toFixed(1)} MB`);
+
+    // Warm-up: connections, JIT, the sink's first rows.
+    await phase(8, { count: 200 }, (i) => sendOne(`warm-${i}`, smallBodies[i % smallBodies.length]!));
+    await phase(8, { count: 200 }, (i) => putOne(`${barePrefix}warm-${i}.ndjson`, smallBodies[i % smallBodies.length]!));
+
+    const smallApi = describe('small via API (c=50)', await phase(50, { seconds }, (i) => sendOne(`s-${i}`, smallBodies[i % smallBodies.length]!)));
+    const smallBare = describe('small bare PUT (c=50)', await phase(50, { seconds }, (i) => putOne(`${barePrefix}s-${i}.ndjson`, smallBodies[i % smallBodies.length]!)));
+    const largeApi = describe('large via API (c=4)', await phase(4, { count: largeCount }, (i) => sendOne(`l-${i}`, largeBodies[i % largeBodies.length]!)));
+    const largeBare = describe('large bare PUT (c=4)', await phase(4, { count: largeCount }, (i) => putOne(`${barePrefix}l-${i}.ndjson`, largeBodies[i % largeBodies.length]!)));
+
+    // Peak RSS of the API process under 8 concurrent sends of (just under) 16 MiB.
+    const biggest = batchBody(50_000_000, SEND_BODY_LIMIT - 4096);
+    const pid = child.pid!;
+    const idleRss = rssBytes(pid, 'VmRSS');
+    let peakRss = idleRss;
+    const sampler = setInterval(() => {
+      peakRss = Math.max(peakRss, rssBytes(pid, 'VmRSS'));
+    }, 10);
+    const rss = await phase(8, { count: 8 * rssRounds }, (i) => sendOne(`r-${i}`, biggest));
+    clearInterval(sampler);
+    peakRss = Math.max(peakRss, rssBytes(pid, 'VmRSS'));
+    describe(`16 MiB via API (c=8)`, rss);
+    const hwm = rssBytes(pid, 'VmHWM');
+
+    const smallRatio = smallApi.perSecond / smallBare.perSecond;
+    const largeRatio = largeApi.mbPerSecond / largeBare.mbPerSecond;
+    console.log(`small: API ${smallApi.perSecond.toFixed(0)} vs bare ${smallBare.perSecond.toFixed(0)} batches/s = ${smallRatio.toFixed(2)}x (goal >= 0.8x)`);
+    console.log(`large: API ${largeApi.mbPerSecond.toFixed(0)} MB/s vs bare ${largeBare.mbPerSecond.toFixed(0)} MB/s = ${largeRatio.toFixed(2)}x (goal >= 100 MB/s)`);
+    console.log(`API RSS: idle ${(idleRss / MIB).toFixed(0)} MiB, peak under 8 x 16 MiB sends ${(peakRss / MIB).toFixed(0)} MiB (VmHWM ${(hwm / MIB).toFixed(0)} MiB; goal <= 1024 MiB)`);
+    const date = new Date().toISOString().slice(0, 16).replace('T', ' ');
+    console.log(
+      `\nSTATE.md: ${date}Z \`npm run bench:intake\` (${os.cpus().length} cores, API as a process on the local stack): small 100-row ~${(averageSmall / 1000).toFixed(0)} KB batches c=50 ` +
+        `${smallApi.perSecond.toFixed(0)}/s (p50 ${smallApi.p50.toFixed(0)} ms, p99 ${smallApi.p99.toFixed(0)} ms) vs bare PUT ${smallBare.perSecond.toFixed(0)}/s = ${smallRatio.toFixed(2)}x; ` +
+        `large ~10 MB c=4 ${largeApi.mbPerSecond.toFixed(0)} MB/s (p50 ${largeApi.p50.toFixed(0)} ms, p99 ${largeApi.p99.toFixed(0)} ms) vs bare ${largeBare.mbPerSecond.toFixed(0)} MB/s = ${largeRatio.toFixed(2)}x; ` +
+        `peak API RSS under 8 concurrent 16 MiB sends ${(peakRss / MIB).toFixed(0)} MiB.`,
+    );
+  } finally {
+    if (sink) await api(url, 'DELETE', `/v1/sinks/${sink.id}`, adminKey).catch((error: unknown) => console.error(`cleanup: ${String(error)}`));
+    const bare: string[] = [];
+    for await (const page of store.list(barePrefix)) bare.push(...page.objects.map((o) => o.key));
+    await store.deleteMany(bare);
+    child.kill('SIGTERM');
+    await new Promise((resolve) => child.once('exit', resolve));
+    const catalog = await RestCatalog.connect({
+      uri: env.ICEBERG_REST_URI!,
+      warehouse: env.ICEBERG_WAREHOUSE!,
+      auth: { type: 'oauth2', clientId: env.AWS_ACCESS_KEY_ID!, clientSecret: env.AWS_SECRET_ACCESS_KEY! },
+    });
+    if (await catalog.namespaceExists(namespace)) {
+      await catalog.dropTable({ namespace, name: 'events' }, { purge: true }).catch(() => undefined);
+      await catalog.dropNamespace(namespace);
+    }
+    await dropDatabase(databaseUrl);
+    s3.destroy();
+    console.log(`(API log: ${logFile})`);
+  }
+}
+
+await main();

@@ -20,13 +20,14 @@ async function liveStackEnv(envFile: string): Promise<boolean> {
 }
 
 export default async function setup(): Promise<(() => Promise<void>) | undefined> {
-  const paths = stackPaths(repoRoot);
+  const paths = stackPaths(repoRoot, process.env.TABLEMERE_STACK_DIR);
   if (await liveStackEnv(paths.envFile)) {
     console.log('[stack] using the running local stack');
     return undefined;
   }
   const stack = await startStack({
     root: repoRoot,
+    dir: process.env.TABLEMERE_STACK_DIR,
     portOffset: Number(process.env.TABLEMERE_STACK_PORT_OFFSET ?? 0),
     databaseUrl: process.env.DATABASE_URL,
     say: (line) => console.log(`[stack] ${line}`),

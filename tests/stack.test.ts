@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { startStack, stackPaths } from '../scripts/stack/index.ts';
 import { isAlive } from '../scripts/stack/process.ts';
 import { readState } from '../scripts/stack/state.ts';
-import { parseEnvFile, repoRoot, stackEnv } from './support/stack.ts';
+import { parseEnvFile, repoRoot, stackEnv, stackEnvFile } from './support/stack.ts';
 
 /** Every variable the README promises in `.stack/env`. */
 const DOCUMENTED = [
@@ -38,7 +38,7 @@ describe('the running local stack', () => {
   it('writes every documented variable to .stack/env, mode 0600', () => {
     const env = stackEnv();
     for (const name of DOCUMENTED) expect(env[name], name).toBeTruthy();
-    expect(statSync(stackPaths(repoRoot).envFile).mode & 0o777).toBe(0o600);
+    expect(statSync(stackEnvFile).mode & 0o777).toBe(0o600);
   });
 
   it('answers on every endpoint the env file names', async () => {
@@ -53,14 +53,14 @@ describe('the running local stack', () => {
   });
 
   it('lets PyIceberg reach the catalog configured only from the env file', () => {
-    const script = `source ${JSON.stringify(stackPaths(repoRoot).envFile)} && .venv/bin/python -c 'import os; from pyiceberg.catalog import load_catalog; c = load_catalog(os.environ["TABLEMERE_WAREHOUSE"]); print("props", c.properties["uri"] == os.environ["ICEBERG_REST_URI"], type(c.list_namespaces()).__name__)'`;
+    const script = `source ${JSON.stringify(stackEnvFile)} && .venv/bin/python -c 'import os; from pyiceberg.catalog import load_catalog; c = load_catalog(os.environ["TABLEMERE_WAREHOUSE"]); print("props", c.properties["uri"] == os.environ["ICEBERG_REST_URI"], type(c.list_namespaces()).__name__)'`;
     const out = spawnSync('bash', ['--noprofile', '--norc', '-c', script], { cwd: repoRoot, env: { PATH: process.env.PATH ?? '' }, encoding: 'utf8' });
     expect(out.status, out.stderr).toBe(0);
     expect(out.stdout.trim()).toBe('props True list');
   });
 
   it('refuses to start a second stack over the running one', async () => {
-    await expect(startStack({ root: repoRoot })).rejects.toThrow(/already running/);
+    await expect(startStack({ root: repoRoot, dir: process.env.TABLEMERE_STACK_DIR })).rejects.toThrow(/already running/);
   });
 });
 

@@ -9,7 +9,10 @@ from pyiceberg.catalog import load_catalog
 
 table_name, sink_id = sys.argv[1], sys.argv[2]
 table = load_catalog(os.environ["TABLEMERE_WAREHOUSE"]).load_table(table_name)
-py_rows = sorted(table.scan().to_arrow().to_pylist(), key=lambda r: r["x"])
+arrow = table.scan().to_arrow()
+# Compare instants as epoch microseconds: both readers, no time-zone library needed.
+arrow = arrow.set_column(arrow.schema.get_field_index("__ingest_ts"), "__ingest_ts", arrow["__ingest_ts"].cast("int64"))
+py_rows = sorted(arrow.to_pylist(), key=lambda r: r["x"])
 
 for ext in ("avro", "iceberg", "httpfs"):
     import_extension(ext)
@@ -21,7 +24,7 @@ con.sql(
     f"ENDPOINT '{endpoint}', URL_STYLE 'path', USE_SSL false, REGION '{os.environ['AWS_REGION']}')"
 )
 duck_rows = con.sql(
-    f"SELECT x, who, __ingest_ts FROM iceberg_scan('{table.metadata_location}') ORDER BY x"
+    f"SELECT x, who, epoch_us(__ingest_ts) FROM iceberg_scan('{table.metadata_location}') ORDER BY x"
 ).fetchall()
 
 want = [(1, "north"), (2, None), (4, "south")]
@@ -32,6 +35,8 @@ if [(x, who) for x, who, _ in duck_rows] != want:
     problems.append(f"DuckDB rows {duck_rows}")
 if any(r["__ingest_ts"] is None for r in py_rows):
     problems.append("a row without __ingest_ts")
+if [r["__ingest_ts"] for r in py_rows] != [ts for _, _, ts in duck_rows]:
+    problems.append("DuckDB and PyIceberg disagree on __ingest_ts")
 summary = table.current_snapshot().summary
 if summary.get("tablemere.sink.id") != sink_id:
     problems.append(f"snapshot summary {dict(summary.additional_properties)}")

@@ -3,7 +3,8 @@ import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-export const stackEnvFile = path.join(repoRoot, '.stack', 'env');
+/** `.stack/env`, or `$TABLEMERE_STACK_DIR/env` for a stack kept elsewhere. */
+export const stackEnvFile = path.join(process.env.TABLEMERE_STACK_DIR ? path.resolve(process.env.TABLEMERE_STACK_DIR) : path.join(repoRoot, '.stack'), 'env');
 
 /** Parses the `export NAME='value'` lines the local stack writes. */
 export function parseEnvFile(text: string): Record<string, string> {

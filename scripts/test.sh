@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# The test run, in numbered phases (`npm test`; CI's .ci/run calls `npm test`).
+#   1  install what is missing (npm packages, the Python venv)
+#   2  typecheck the whole tree
+#   3  vitest: unit tests and the integration tests against the real stack
+#   10 the local-stack integration check: the quickstart by the real CLI, API and roller
+# One local stack serves phases 3 and 10: the running one (`npm start`) or one started here.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+stack_dir=${TABLEMERE_STACK_DIR:-.stack}
+phase() { printf '\n=== phase %s: %s\n' "$1" "$2"; }
+
+phase 1 install
+node scripts/ensure-install.mjs --quiet || exit 1
+
+phase 2 typecheck
+npx tsc -p tsconfig.json --noEmit || exit 1
+
+stack_pid=
+stop_stack() {
+  if [ -n "$stack_pid" ]; then
+    kill -INT "$stack_pid" 2>/dev/null
+    wait "$stack_pid" 2>/dev/null
+  fi
+}
+trap stop_stack EXIT
+live() { [ -f "$stack_dir/env" ] && (source "$stack_dir/env" && curl -sf -o /dev/null "$TABLEMERE_API_URL/healthz"); }
+if live; then
+  echo "[stack] using the running local stack ($stack_dir)"
+else
+  node --import tsx scripts/start.ts > >(sed 's/^/[stack] /') 2>&1 &
+  stack_pid=$!
+  for _ in $(seq 1 240); do
+    live && break
+    kill -0 "$stack_pid" 2>/dev/null || { echo "the local stack did not start (output above)"; exit 1; }
+    sleep 0.5
+  done
+  live || { echo "the local stack did not become ready in 120 s"; exit 1; }
+fi
+
+phase 3 vitest
+report=$(mktemp)
+npx vitest run --reporter=default --reporter=json --outputFile="$report"
+vitest_status=$?
+read -r v_passed v_failed < <(node -e "
+  try { const r = require('$report'); console.log(r.numPassedTests, r.numFailedTests); }
+  catch { console.log('0 1'); }")
+rm -f "$report"
+# A file that fails outside any test (an import error, a failed hook) still counts as a failure.
+[ "$vitest_status" -eq 0 ] || [ "$v_failed" -gt 0 ] || v_failed=1
+
+phase 10 "local-stack integration check"
+phase10_out=$(mktemp)
+bash tests/phase10/run.sh | tee "$phase10_out"
+p10_status=${PIPESTATUS[0]}
+read -r p_passed p_failed < <(sed -n 's/^phase 10: \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' "$phase10_out")
+rm -f "$phase10_out"
+p_passed=${p_passed:-0} p_failed=${p_failed:-1}
+[ "$p10_status" -eq 0 ] || [ "$p_failed" -gt 0 ] || p_failed=1
+
+echo
+echo "tests: $((v_passed + p_passed)) passed, $((v_failed + p_failed)) failed"
+[ "$vitest_status" -eq 0 ] && [ "$p10_status" -eq 0 ]

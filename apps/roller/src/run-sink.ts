@@ -14,7 +14,7 @@ export interface SinkRollOptions {
 
 /** What one attempt to roll a sink came to, for the loop, the operator command and logs. */
 export type SinkRollSummary =
-  | ({ sink: string; status: 'rolled'; seconds: number } & RollResult)
+  | ({ sink: string; status: 'rolled'; seconds: number; phases: Record<string, number> } & RollResult)
   /** Another roller holds the lease. */
   | { sink: string; status: 'busy'; holder: string | null }
   | { sink: string; status: 'failed'; reason: FailureReason; message: string; seconds: number };
@@ -45,6 +45,7 @@ export async function rollSink(deps: RollDeps, sink: InternalSink, options: Sink
     intake: deps.intake(sink.intake.bucket),
     startedAt: new Date(started),
     signal: AbortSignal.any([lease.signal, options.stop]),
+    phases: {},
   };
   try {
     const result = await runRoll(ctx);
@@ -69,10 +70,11 @@ export async function rollSink(deps: RollDeps, sink: InternalSink, options: Sink
         abandoned: result.abandoned,
         left: result.left,
         swept: result.swept,
+        phases_ms: ctx.phases,
       },
       result.outcome === 'committed' ? `roll committed ${result.rows} rows from ${result.batches} batches` : `roll ${result.outcome}`,
     );
-    return { sink: sink.id, status: 'rolled', seconds: took, ...result };
+    return { sink: sink.id, status: 'rolled', seconds: took, phases: ctx.phases, ...result };
   } catch (error) {
     if (error instanceof RollError && error.reason === 'table_missing') await markTableMissing(ctx, error);
     return failed(deps, log, sink.id, error, seconds());
@@ -100,6 +102,7 @@ export function summaryJson(summary: SinkRollSummary): Record<string, unknown> {
     left: summary.left,
     swept: summary.swept,
     seconds: summary.seconds,
+    phases_ms: summary.phases,
   };
 }
 

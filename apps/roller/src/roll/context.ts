@@ -38,6 +38,18 @@ export interface RollContext {
   readonly startedAt: Date;
   /** Aborts when the lease is lost or the process stops; steps check it between acts. */
   readonly signal: AbortSignal;
+  /** Milliseconds spent per step, for the roll's log line. */
+  readonly phases: Record<string, number>;
+}
+
+/** Runs one step and adds its wall time to `ctx.phases[name]`. */
+export async function timed<T>(ctx: RollContext, name: string, step: () => Promise<T> | T): Promise<T> {
+  const started = performance.now();
+  try {
+    return await step();
+  } finally {
+    ctx.phases[name] = Math.round((ctx.phases[name] ?? 0) + performance.now() - started);
+  }
 }
 
 /** Throws the abort reason (a RollError) when the roll must stop. */

@@ -1,19 +1,19 @@
 import type { RollIntent } from '@tablemere/contracts';
-import { currentSchema, type DataFile, newSnapshotId, type TableMetadata } from '@tablemere/iceberg';
+import { currentSchema, type DataFile, newSnapshotId, type SchemaJson, type TableMetadata } from '@tablemere/iceberg';
 import { RollError } from '../errors.ts';
 import { isApiRefusal } from '../internal-api.ts';
 import { appendRoll, apiFailure, recordIntent } from './commit.ts';
-import type { RollContext } from './context.ts';
+import { type RollContext, timed } from './context.ts';
 import { deleteBatches } from './delete.ts';
 import { applyFirstRoll } from './first-roll.ts';
 import { reestablishInvariant } from './invariant.ts';
-import { listIntake, readBatches } from './read-batches.ts';
+import { chooseBatches, type IntakeObject, listIntake, readBatches } from './read-batches.ts';
 import { type RejectsReason, writeRejects } from './rejects.ts';
 import { reloadTable, type TenantTable } from './reload.ts';
 import { sendReport } from './report.ts';
 import type { BatchCount } from './summary.ts';
 import { sweepRejects } from './sweep.ts';
-import { validateBatches, type Validation } from './validate.ts';
+import { BatchValidator, type Validation } from './validate.ts';
 import { writeData } from './write.ts';
 
 export interface RollResult {
@@ -42,19 +42,19 @@ const SCHEMA_ROUNDS = 3;
  * read, validate, rejects, write, commit, delete, report, sweep. The caller holds the lease.
  */
 export async function runRoll(ctx: RollContext): Promise<RollResult> {
-  let table = await reloadTable(ctx);
+  let table = await timed(ctx, 'reload', () => reloadTable(ctx));
   try {
     if (ctx.sink.state === 'table_missing') await markActive(ctx);
-    const listed = await listIntake(ctx);
-    const invariant = await reestablishInvariant(ctx, table, listed);
-    table = await applyFirstRoll(ctx, table);
-    const batches = await readBatches(ctx, invariant.pending);
-    const base = { settled: invariant.settled, abandoned: invariant.abandoned, left: invariant.pending.length - batches.length };
-    if (batches.length === 0) {
-      return { outcome: 'idle', snapshotId: null, batches: 0, rows: 0, rejected: 0, reasons: {}, attempts: 0, ...base, swept: await sweepRejects(ctx) };
+    const listed = await timed(ctx, 'list', () => listIntake(ctx));
+    const invariant = await timed(ctx, 'invariant', () => reestablishInvariant(ctx, table, listed));
+    table = await timed(ctx, 'first_roll', () => applyFirstRoll(ctx, table));
+    const chosen = chooseBatches(ctx, invariant.pending);
+    const base = { settled: invariant.settled, abandoned: invariant.abandoned, left: invariant.pending.length - chosen.length };
+    if (chosen.length === 0) {
+      return { outcome: 'idle', snapshotId: null, batches: 0, rows: 0, rejected: 0, reasons: {}, attempts: 0, ...base, swept: await timed(ctx, 'sweep', () => sweepRejects(ctx)) };
     }
-    const result = await rollBatches(ctx, table, batches);
-    return { ...result, ...base, swept: await sweepRejects(ctx) };
+    const result = await rollBatches(ctx, table, chosen);
+    return { ...result, ...base, swept: await timed(ctx, 'sweep', () => sweepRejects(ctx)) };
   } finally {
     table.io.close();
   }
@@ -62,11 +62,28 @@ export async function runRoll(ctx: RollContext): Promise<RollResult> {
 
 type BatchesResult = Omit<RollResult, 'settled' | 'abandoned' | 'left' | 'swept'>;
 
-/** Validate → rejects → write → intent → commit (again on a schema change) → delete → report. */
-async function rollBatches(ctx: RollContext, table: TenantTable, batches: Awaited<ReturnType<typeof readBatches>>): Promise<BatchesResult> {
+/**
+ * The chosen batches read and validated against `schema`, reading and validating side by side.
+ * Only what the roll needs later is kept of each batch, not its bytes: a schema change reads
+ * them again (they stay in the intake until the roll deletes them).
+ */
+async function readAndValidate(ctx: RollContext, chosen: readonly IntakeObject[], schema: SchemaJson): Promise<{ validation: Validation; read: IntakeObject[] }> {
+  return timed(ctx, 'read_validate', async () => {
+    const validator = new BatchValidator(schema);
+    const read: IntakeObject[] = [];
+    const byId = new Map(chosen.map((o) => [o.batchId, o]));
+    for await (const batch of readBatches(ctx, chosen)) {
+      await timed(ctx, 'validate', () => validator.add(batch));
+      read.push(byId.get(batch.id)!);
+    }
+    return { validation: validator.finish(), read };
+  });
+}
+
+/** Read + validate → rejects → write → intent → commit (again on a schema change) → delete → report. */
+async function rollBatches(ctx: RollContext, table: TenantTable, chosen: readonly IntakeObject[]): Promise<BatchesResult> {
   const { crash } = ctx.deps;
-  const keys = batches.map((b) => b.key);
-  const batchIds = batches.map((b) => b.id);
+  let batches: readonly IntakeObject[] = chosen;
   const snapshotId = newSnapshotId();
   const state = { unknownOutcome: false };
   let metadata: TableMetadata = table.loaded.metadata;
@@ -78,25 +95,36 @@ async function rollBatches(ctx: RollContext, table: TenantTable, batches: Awaite
   try {
     for (let round = 1; ; round++) {
       const schema = currentSchema(metadata);
-      const validation = validateBatches(schema, batches);
-      await writeRejects(ctx, validation);
+      const { validation, read } = await readAndValidate(ctx, batches, schema);
+      if (round > 1 && read.length !== batches.length) {
+        throw new RollError('aborted', 'batches left the intake during the roll (was the sink deleted?); nothing was committed');
+      }
+      batches = read;
+      if (batches.length === 0) return summarize('idle', null, validation, attempts);
+      const keys = batches.map((b) => b.key);
+      await timed(ctx, 'rejects', () => writeRejects(ctx, validation));
       crash.reached('after-rejects');
       const counts = batchCounts(validation);
 
       if (validation.table === undefined) {
         // Nothing to commit. Reported before the delete: a crash in between leaves batches the
         // next roll rejects again (the ledger is already settled), never a ledger stuck pending.
-        await sendReport(ctx, { outcome: 'empty', ...(intent ? { rollId: intent.roll_id } : {}), snapshotId: null, batches: counts, attempts, startedAt: ctx.startedAt, seconds: elapsed(ctx) });
-        await deleteBatches(ctx, keys);
+        await timed(ctx, 'report', () =>
+          sendReport(ctx, { outcome: 'empty', ...(intent ? { rollId: intent.roll_id } : {}), snapshotId: null, batches: counts, attempts, startedAt: ctx.startedAt, seconds: elapsed(ctx) }),
+        );
+        await timed(ctx, 'delete', () => deleteBatches(ctx, keys));
         return summarize('empty', null, validation, attempts);
       }
 
       const current = { ...table, loaded: { ...table.loaded, metadata } };
-      dataFile = await writeData(ctx, current, validation.table, schema);
+      const rows = validation.table;
+      const file = await timed(ctx, 'write', () => writeData(ctx, current, rows, schema));
+      dataFile = file;
       crash.reached('after-write');
-      intent ??= await recordIntent(ctx, snapshotId, batchIds);
+      const batchIds = batches.map((b) => b.batchId);
+      intent ??= await timed(ctx, 'intent', () => recordIntent(ctx, snapshotId, batchIds));
       crash.reached('after-intent');
-      const appended = await appendRoll(ctx, current, { snapshotId, dataFile, schemaId: validation.schemaId, batches: counts }, state);
+      const appended = await timed(ctx, 'commit', () => appendRoll(ctx, current, { snapshotId, dataFile: file, schemaId: validation.schemaId, batches: counts }, state));
       attempts += appended.attempts;
       if (appended.kind === 'schema_changed') {
         if (round >= SCHEMA_ROUNDS) throw new RollError('commit_conflict', `the table's schema changed ${round} times during the roll`);
@@ -108,9 +136,10 @@ async function rollBatches(ctx: RollContext, table: TenantTable, batches: Awaite
       }
       committed = true;
       crash.reached('after-commit');
-      await deleteBatches(ctx, keys);
+      await timed(ctx, 'delete', () => deleteBatches(ctx, keys));
       crash.reached('before-report');
-      await sendReport(ctx, { outcome: 'committed', rollId: intent.roll_id, snapshotId, batches: counts, attempts, startedAt: ctx.startedAt, seconds: elapsed(ctx) });
+      const rollId = intent.roll_id;
+      await timed(ctx, 'report', () => sendReport(ctx, { outcome: 'committed', rollId, snapshotId, batches: counts, attempts, startedAt: ctx.startedAt, seconds: elapsed(ctx) }));
       crash.reached('after-report');
       return summarize('committed', snapshotId, validation, attempts);
     }
@@ -130,7 +159,7 @@ function batchCounts(validation: Validation): BatchCount[] {
   return validation.batches.map((b) => ({ batch_id: b.id, rows: b.rows, rejected_rows: b.rejected }));
 }
 
-function summarize(outcome: 'committed' | 'empty', snapshotId: bigint | null, validation: Validation, attempts: number): BatchesResult {
+function summarize(outcome: RollResult['outcome'], snapshotId: bigint | null, validation: Validation, attempts: number): BatchesResult {
   const reasons: Partial<Record<RejectsReason, number>> = {};
   for (const b of validation.batches) {
     for (const [reason, n] of Object.entries(b.reasons) as Array<[RejectsReason, number]>) reasons[reason] = (reasons[reason] ?? 0) + n;

@@ -18,7 +18,8 @@ export interface IntakeBatch {
   body: Buffer;
 }
 
-const READ_CONCURRENCY = 16;
+/** Reads in flight at once: the store answers small GETs faster side by side, up to a point. */
+const READ_AHEAD = 8;
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
 
 /**
@@ -42,24 +43,36 @@ export async function listIntake(ctx: RollContext): Promise<IntakeObject[]> {
 }
 
 /**
- * Step 4, read: the oldest pending batches, at most 1,000 and about roll_bytes, read whole.
- * A batch deleted since the listing (a sink deleted with its pending batches) is skipped.
+ * The batches one roll takes from the pending ones: the oldest, at most 1,000 and about
+ * roll_bytes (see `selectBatches`).
  */
-export async function readBatches(ctx: RollContext, listed: readonly IntakeObject[]): Promise<IntakeBatch[]> {
-  checkpoint(ctx);
-  const chosen = selectBatches(listed, { maxBatches: ROLL_MAX_BATCHES, maxBytes: ctx.sink.policy.roll_bytes });
-  const batches: Array<IntakeBatch | undefined> = new Array(chosen.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < chosen.length) {
-      const i = next++;
-      batches[i] = await readOne(ctx, chosen[i]!);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(READ_CONCURRENCY, chosen.length) }, worker));
-  return batches.filter((b): b is IntakeBatch => b !== undefined);
+export function chooseBatches(ctx: RollContext, pending: readonly IntakeObject[]): IntakeObject[] {
+  return selectBatches(pending, { maxBatches: ROLL_MAX_BATCHES, maxBytes: ctx.sink.policy.roll_bytes });
 }
 
+/**
+ * Step 4, read: the chosen batches, whole, in the order given, a few requests ahead of the
+ * consumer so validating one batch overlaps reading the next. A batch deleted since the
+ * listing (its sink was deleted with its pending batches) is skipped.
+ */
+export async function* readBatches(ctx: RollContext, chosen: readonly IntakeObject[]): AsyncGenerator<IntakeBatch> {
+  const ahead: Array<Promise<IntakeBatch | undefined>> = [];
+  let next = 0;
+  const fill = () => {
+    while (next < chosen.length && ahead.length < READ_AHEAD) {
+      const read = readOne(ctx, chosen[next++]!);
+      // Awaited in turn below; until then a failure must not count as unhandled.
+      read.catch(() => undefined);
+      ahead.push(read);
+    }
+  };
+  fill();
+  while (ahead.length > 0) {
+    const batch = await ahead.shift()!;
+    fill();
+    if (batch !== undefined) yield batch;
+  }
+}
 async function readOne(ctx: RollContext, object: IntakeObject): Promise<IntakeBatch | undefined> {
   checkpoint(ctx);
   try {

@@ -1,5 +1,5 @@
-import { compileRowConverter, parseJsonRow, schemaFromJson, type SchemaJson } from '@tablemere/iceberg';
-import { Table } from 'apache-arrow';
+import { compileRowConverter, type RowConverter, schemaFromJson, type SchemaJson } from '@tablemere/iceberg';
+import type { Table } from 'apache-arrow';
 import type { IntakeBatch } from './read-batches.ts';
 import { type RejectsReason, rejectLine, unreadableLines } from './rejects.ts';
 
@@ -27,9 +27,7 @@ export interface Validation {
   batches: BatchOutcome[];
 }
 
-const utf8 = new TextDecoder('utf-8', { fatal: true });
-
-/** The lines of an NDJSON object, without blank ones (a trailing newline, CRLF endings). */
+/** The lines of an NDJSON object, without blank ones (a trailing newline). */
 function lines(text: string): string[] {
   return text.split('\n').filter((line) => line.trim() !== '');
 }
@@ -38,62 +36,64 @@ function lines(text: string): string[] {
  * Step 5, validate: every row of every batch against the table's current schema, one by one.
  * A row that does not fit is rejected alone with its reason; a batch that does not parse is
  * rejected whole as batch_unreadable, and the others go on. `__ingest_ts`, when the table has
- * it as timestamptz, is each batch's received time, never the roller's clock.
+ * it as timestamptz, is each batch's received time, never the roller's clock. Batches are
+ * added one at a time, as they are read.
  */
-export function validateBatches(schemaJson: SchemaJson, batches: readonly IntakeBatch[]): Validation {
-  const schema = schemaFromJson(schemaJson);
-  const stamped = schema.fields.some((f) => f.name === INGEST_TS && f.type.kind === 'timestamptz');
-  const converter = compileRowConverter(schema, stamped ? { injected: [INGEST_TS] } : {});
-  const chunks: Table[] = [];
-  const outcomes: BatchOutcome[] = [];
+export class BatchValidator {
+  private readonly schemaId: number;
+  private readonly stamped: boolean;
+  private readonly converter: RowConverter;
+  private readonly outcomes: BatchOutcome[] = [];
 
-  for (const batch of batches) {
+  constructor(schemaJson: SchemaJson) {
+    const schema = schemaFromJson(schemaJson);
+    this.schemaId = schema.schemaId;
+    this.stamped = schema.fields.some((f) => f.name === INGEST_TS && f.type.kind === 'timestamptz');
+    this.converter = compileRowConverter(schema, this.stamped ? { injected: [INGEST_TS] } : {});
+  }
+
+  add(batch: IntakeBatch): BatchOutcome {
     const outcome: BatchOutcome = { id: batch.id, rows: 0, rejected: 0, rejectLines: [], reasons: {} };
-    outcomes.push(outcome);
-    const unreadable = (rejects: string[]) => {
-      outcome.rows = 0;
+    this.outcomes.push(outcome);
+    if (this.stamped) this.converter.setInjected(INGEST_TS, batch.received);
+    const result = this.converter.appendNdjson(batch.body);
+    if (!result.ok) {
+      // Nothing of the batch was kept; every line of it goes to its rejects file.
+      const rejects =
+        result.error.kind === 'not_utf8'
+          ? unreadableLines(batch.id, { bytes: batch.body }, 'the batch is not UTF-8 text; row_base64 holds its bytes')
+          : unreadableLines(batch.id, { lines: lines(batch.body.toString('utf8')) }, `${result.error.message}; the whole batch is rejected`);
       outcome.rejectLines = rejects;
       outcome.rejected = rejects.length;
       outcome.reasons = { batch_unreadable: rejects.length };
-    };
-    let text: string;
-    try {
-      text = utf8.decode(batch.body);
-    } catch {
-      unreadable(unreadableLines(batch.id, { bytes: batch.body }, 'the batch is not UTF-8 text; row_base64 holds its bytes'));
-      continue;
+      return outcome;
     }
-    if (stamped) converter.setInjected(INGEST_TS, batch.received);
-    const rows = lines(text);
-    const before = converter.rowCount;
-    for (const [index, line] of rows.entries()) {
-      let reject;
-      try {
-        reject = converter.append(parseJsonRow(line));
-      } catch (error) {
-        if (!(error instanceof SyntaxError)) throw error;
-        // Keep the rows of earlier batches, drop this batch's: finish() empties the converter.
-        const kept = converter.finish().slice(0, before);
-        if (kept.numRows > 0) chunks.push(kept);
-        unreadable(unreadableLines(batch.id, { lines: rows }, `line ${index + 1} of the batch is not JSON (${error.message}); the whole batch is rejected`));
-        break;
-      }
-      if (reject === null) {
-        outcome.rows++;
-      } else {
-        outcome.rejected++;
-        outcome.reasons[reject.reason] = (outcome.reasons[reject.reason] ?? 0) + 1;
-        outcome.rejectLines.push(rejectLine(batch.id, line, reject));
-      }
+    outcome.rows = result.rows;
+    for (const { text, reject } of result.rejects) {
+      outcome.rejected++;
+      outcome.reasons[reject.reason] = (outcome.reasons[reject.reason] ?? 0) + 1;
+      outcome.rejectLines.push(rejectLine(batch.id, text, reject));
     }
+    return outcome;
   }
-  if (converter.rowCount > 0) chunks.push(converter.finish());
-  const rows = outcomes.reduce((sum, b) => sum + b.rows, 0);
-  return {
-    schemaId: schema.schemaId,
-    table: rows === 0 ? undefined : chunks.length === 1 ? chunks[0] : new Table(chunks.flatMap((c) => c.batches)),
-    rows,
-    rejected: outcomes.reduce((sum, b) => sum + b.rejected, 0),
-    batches: outcomes,
-  };
+
+  finish(): Validation {
+    const { outcomes } = this;
+    const rows = outcomes.reduce((sum, b) => sum + b.rows, 0);
+    const table = this.converter.finish();
+    return {
+      schemaId: this.schemaId,
+      table: rows === 0 ? undefined : table,
+      rows,
+      rejected: outcomes.reduce((sum, b) => sum + b.rejected, 0),
+      batches: outcomes,
+    };
+  }
+}
+
+/** All batches at once: `BatchValidator` over the list. */
+export function validateBatches(schemaJson: SchemaJson, batches: readonly IntakeBatch[]): Validation {
+  const validator = new BatchValidator(schemaJson);
+  for (const batch of batches) validator.add(batch);
+  return validator.finish();
 }

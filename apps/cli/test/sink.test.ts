@@ -47,12 +47,13 @@ async function tableRows(table: string): Promise<{ rows: number; sum_x: number }
   const env = stackEnv();
   const script = `
 import json, sys
+import pyarrow.compute as pc
 from pyiceberg.catalog import load_catalog
 c = load_catalog("c", type="rest", uri=${JSON.stringify(env.ICEBERG_REST_URI)}, warehouse=${JSON.stringify(env.ICEBERG_WAREHOUSE)},
   **{"credential": ${JSON.stringify(`${env.AWS_ACCESS_KEY_ID}:${env.AWS_SECRET_ACCESS_KEY}`)}, "s3.endpoint": ${JSON.stringify(env.AWS_ENDPOINT_URL)},
      "s3.access-key-id": ${JSON.stringify(env.AWS_ACCESS_KEY_ID)}, "s3.secret-access-key": ${JSON.stringify(env.AWS_SECRET_ACCESS_KEY)}, "s3.region": "us-east-1"})
 t = c.load_table(sys.argv[1]).scan(selected_fields=("x",)).to_arrow()
-print(json.dumps({"rows": t.num_rows, "sum_x": int(t.column("x").to_pandas().sum()) if t.num_rows else 0}))
+print(json.dumps({"rows": t.num_rows, "sum_x": pc.sum(t.column("x")).as_py() or 0}))
 `;
   const { stdout } = await runPython(python, ['-c', script, table], { timeout: 120_000, maxBuffer: 1 << 20 });
   return JSON.parse(stdout.trim().split('\n').at(-1)!) as { rows: number; sum_x: number };
@@ -217,6 +218,13 @@ describe('tablemere sink send', () => {
   it('refuses a key that does not match the sink named, and a missing key', async () => {
     failed(await producer(['sink', 'send', 'other_in', bigFile, '--send-key-file', keyFile]), 2, /does not match .*events-sink\.json, which holds the key of sink events_in/);
     failed(await producer(['sink', 'send', bigFile]), 2, /^error: no send key: /);
+    // A bare key names its sink; a sink name is checked with the API key.
+    const key = KeyFile.parse(JSON.parse(readFileSync(keyFile, 'utf8'))).send_key;
+    failed(
+      await tablemere(['sink', 'send', 'other_in', bigFile], userEnv({ TABLEMERE_SEND_KEY: key })),
+      2,
+      new RegExp(`^error: sink 'other_in' is snk_[0-9a-f]{12}, but the send key in TABLEMERE_SEND_KEY belongs to sink ${sinkId}$`),
+    );
     failed(await producer(['sink', 'send', bigFile], { TABLEMERE_SEND_KEY: 'al_key_nope', TABLEMERE_API_URL: api.url }), 2, /^error: TABLEMERE_SEND_KEY: not a send key/);
   });
 });
@@ -264,14 +272,14 @@ describe('watching a sink', () => {
 describe('after the roll', () => {
   it('the rows are in the table; sending the same file again adds nothing', async () => {
     const summary = await rollOnce(api, sinkId);
-    expect(summary).toMatchObject({ status: 'committed' });
+    expect(summary).toMatchObject({ status: 'rolled', outcome: 'committed' });
     const expected = { rows: big.rows + 2 + 2, sum_x: big.sumX - 3 + 201 };
     expect(await tableRows(`${namespace}.events`)).toEqual(expected);
 
     const again = ok(await producer(['sink', 'send', bigFile, '--send-key-file', keyFile]));
     expect(again.stdout.match(/already stored \(replayed: nothing stored twice\)/g)).toHaveLength(3);
     expect((await sinkJson('events_in')).lag.batches_waiting).toBe(0);
-    expect(await rollOnce(api, sinkId)).toMatchObject({ status: 'idle' });
+    expect(await rollOnce(api, sinkId)).toMatchObject({ status: 'rolled', outcome: 'idle' });
     expect(await tableRows(`${namespace}.events`)).toEqual(expected);
 
     const committed = BatchStatus.parse(JSON.parse(ok(await tablemere(['sink', 'status', 'events_in', '--batch', bigBatchIds[1]!, '--json'])).stdout));
@@ -289,7 +297,7 @@ describe('after the roll', () => {
     const bad = ['{"x":"seven","who":"a"}', '{"who":"no x"}', '{"x":3,"color":"red"}', '{"x":12345678901234567890}'];
     writeFileSync(file, `{"x":1000}\n${bad.join('\n')}\n`);
     ok(await producer(['sink', 'send', file, '--send-key-file', keyFile, '--batch-id', 'bad']));
-    expect(await rollOnce(api, sinkId)).toMatchObject({ status: 'committed' });
+    expect(await rollOnce(api, sinkId)).toMatchObject({ status: 'rolled', outcome: 'committed' });
 
     const human = ok(await tablemere(['sink', 'rejects', 'events_in'])).stdout.trimEnd().split('\n');
     expect(human.filter((line) => !line.startsWith('  '))).toEqual([

@@ -56,22 +56,25 @@ export class PendingKeyFile {
 
   /** Writes the key and moves the file into place. */
   commit(content: KeyFile): void {
+    const created = `sink ${content.sink_name} (${content.sink_id}) was created`;
     try {
       writeSync(this.fd, `${JSON.stringify(content, null, 2)}\n`);
       fsyncSync(this.fd);
       closeSync(this.fd);
+    } catch (error) {
+      this.abandon();
+      // The key is not printed instead: --save promises it never reaches the terminal.
+      throw new CliError('internal', `${created} but its key could not be written to ${this.target} (${errorCode(error)}); delete the sink and create it again`);
+    }
+    try {
       if (this.force) renameSync(this.temp, this.target);
       else {
         linkSync(this.temp, this.target);
         unlinkSync(this.temp);
       }
     } catch (error) {
-      // The key is not printed instead: --save promises it never reaches the terminal.
-      throw new CliError(
-        'internal',
-        `sink ${content.sink_name} (${content.sink_id}) was created but its key could not be saved to ${this.target} (${errorCode(error)}); ` +
-          `delete the sink and create it again`,
-      );
+      // The key is safe in the claimed file; say where rather than lose it.
+      throw usageError(`${created}, but ${this.target} could not be written (${errorCode(error)}); its key file is ${this.temp} (mode 0600)`);
     }
   }
 

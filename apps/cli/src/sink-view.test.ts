@@ -1,0 +1,59 @@
+import type { Sink } from '@tablemere/contracts';
+import { describe, expect, it } from 'vitest';
+import { describeLag, describeRoll, sinkDetails, sinkTable } from './sink-view.ts';
+
+const now = new Date('2026-09-21T12:00:00Z');
+const sink: Sink = {
+  id: 'snk_0123456789ab',
+  name: 'events_in',
+  warehouse: 'garden',
+  table: 'garden.events',
+  table_uuid: '5f0c6c1e-0000-4000-8000-000000000000',
+  state: 'active',
+  ingest_url: 'http://127.0.0.1:8787/v1/sinks/snk_0123456789ab',
+  roll: { roll_seconds: 300, roll_bytes: 64 * 1024 * 1024, inactivity_seconds: null, max_batches: 1000 },
+  lag: { batches_waiting: 2, bytes_waiting: 1_258_291, oldest_waiting_at: '2026-09-21T11:59:18Z', seconds_behind: 42 },
+  received: { batches: 14, rows: 1_000_000, bytes: 206_464_204, last_at: '2026-09-21T11:59:50Z' },
+  last_roll: { at: '2026-09-21T11:57:00Z', batches: 4, rows: 12_000, rejected_rows: 3, snapshot_id: '2157400381618988528', seconds: 1.84 },
+  rejects: { rows_total: 3, batches_with_rejects: 1, last_at: '2026-09-21T11:57:00Z', prefix: 's3://intake/_sink/snk_0123456789ab/rejects/' },
+  created_at: '2026-09-21T10:00:00Z',
+  deleted_at: null,
+};
+
+describe('sink views', () => {
+  it('puts the roll policy and the lag in words', () => {
+    expect(describeRoll(sink.roll)).toBe('every 5 min, or once 64.0 MiB wait, or at 1,000 batches');
+    expect(describeRoll({ ...sink.roll, roll_seconds: 90, roll_bytes: 48 * 1024 * 1024, inactivity_seconds: 20 })).toBe(
+      'every 1 min 30 s, or once 48.0 MiB wait, or after 20 s without a batch, or at 1,000 batches',
+    );
+    expect(describeLag(sink.lag)).toBe('2 batches (1.2 MiB), 42 s behind');
+    expect(describeLag({ batches_waiting: 0, bytes_waiting: 0, oldest_waiting_at: null, seconds_behind: 0 })).toBe('nothing');
+  });
+
+  it('shows a sink as labelled lines', () => {
+    expect(sinkDetails(sink, now)).toEqual([
+      'sink events_in (snk_0123456789ab)',
+      '  table       garden.events in catalog garden',
+      '  state       active',
+      '  ingest URL  http://127.0.0.1:8787/v1/sinks/snk_0123456789ab',
+      '  roll        every 5 min, or once 64.0 MiB wait, or at 1,000 batches',
+      '  waiting     2 batches (1.2 MiB), 42 s behind',
+      '  received    14 batches, 1,000,000 rows, 196.9 MiB; last 10 s ago',
+      '  last roll   3 min ago: 4 batches, 12,000 rows, 3 rows rejected, snapshot 2157400381618988528, took 1.8 s',
+      '  rejects     3 rows in 1 batch, last 3 min ago; see: tablemere sink rejects events_in',
+      '  created     2026-09-21 10:00:00Z (2 h ago)',
+    ]);
+    const fresh = sinkDetails({ ...sink, last_roll: null, rejects: { ...sink.rejects, rows_total: 0 }, state: 'deleted', deleted_at: '2026-09-21T11:59:00Z' }, now);
+    expect(fresh).toContain('  last roll   none yet');
+    expect(fresh).toContain('  rejects     none');
+    expect(fresh.at(-1)).toBe('  deleted     2026-09-21 11:59:00Z (1 min ago)');
+  });
+
+  it('lists sinks as a table', () => {
+    expect(sinkTable([sink, { ...sink, name: 'b', last_roll: null }], now)).toEqual([
+      'NAME       ID                CATALOG  TABLE          STATE   WAITING                           LAST ROLL',
+      'events_in  snk_0123456789ab  garden   garden.events  active  2 batches (1.2 MiB), 42 s behind  3 min ago',
+      'b          snk_0123456789ab  garden   garden.events  active  2 batches (1.2 MiB), 42 s behind  -',
+    ]);
+  });
+});

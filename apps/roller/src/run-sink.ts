@@ -70,11 +70,11 @@ export async function rollSink(deps: RollDeps, sink: InternalSink, options: Sink
         abandoned: result.abandoned,
         left: result.left,
         swept: result.swept,
-        phases_ms: ctx.phases,
+        phases_ms: roundedPhases(ctx.phases),
       },
       result.outcome === 'committed' ? `roll committed ${result.rows} rows from ${result.batches} batches` : `roll ${result.outcome}`,
     );
-    return { sink: sink.id, status: 'rolled', seconds: took, phases: ctx.phases, ...result };
+    return { sink: sink.id, status: 'rolled', seconds: took, phases: roundedPhases(ctx.phases), ...result };
   } catch (error) {
     if (error instanceof RollError && error.reason === 'table_missing') await markTableMissing(ctx, error);
     return failed(deps, log, sink.id, error, seconds());
@@ -82,6 +82,10 @@ export async function rollSink(deps: RollDeps, sink: InternalSink, options: Sink
     deps.metrics.inFlight.dec();
     await lease.release();
   }
+}
+
+function roundedPhases(phases: Record<string, number>): Record<string, number> {
+  return Object.fromEntries(Object.entries(phases).map(([name, ms]) => [name, Math.round(ms)]));
 }
 
 /** A summary as one JSON object with snake_case keys and the snapshot id as a string. */

@@ -78,23 +78,31 @@ describe('crash safety', () => {
   }
 
   it('survives being killed at random moments, many times', async () => {
+    // Each run is killed a random 0-150 ms after a randomly chosen step started (the roller
+    // logs each step at debug level), so kills land inside steps and inside their requests.
+    const steps = ['reload', 'list', 'invariant', 'first_roll', 'read_validate', 'rejects', 'write', 'intent', 'commit', 'delete', 'report', 'sweep'];
     const budgetMs = 150_000;
     const started = Date.now();
-    let kills = 0;
+    const killedIn: Record<string, number> = {};
     let runs = 0;
     const cli = path.join(repoRoot, 'apps/roller/src/cli.ts');
     while (runs < 40 && Date.now() - started < budgetMs) {
       runs++;
       await sendBatches(`random${runs}`, 2);
-      const child = spawn(process.execPath, ['--import', 'tsx', cli, 'roll', sink.id], { cwd: repoRoot, env: stack.rollerEnv({ LOG_LEVEL: 'warn' }), stdio: 'ignore' });
-      const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('close', (_code, signal) => resolve(signal)));
-      // Start-up takes about a second; a roll of a few batches about another.
-      const delay = 400 + Math.random() * 2600;
-      const timer = setTimeout(() => child.kill('SIGKILL'), delay);
-      const signal = await exited;
-      clearTimeout(timer);
+      const target = steps[Math.floor(Math.random() * steps.length)]!;
+      const child = spawn(process.execPath, ['--import', 'tsx', cli, 'roll', sink.id], { cwd: repoRoot, env: stack.rollerEnv({ LOG_LEVEL: 'debug' }), stdio: ['ignore', 'ignore', 'pipe'] });
+      let buffered = '';
+      child.stderr!.on('data', (chunk: Buffer) => {
+        buffered += chunk.toString();
+        if (buffered.includes(`"step":"${target}"`)) {
+          buffered = '';
+          setTimeout(() => child.kill('SIGKILL'), Math.random() * 150);
+        }
+        buffered = buffered.slice(-4096);
+      });
+      const signal = await new Promise<NodeJS.Signals | null>((resolve) => child.on('close', (_code, s) => resolve(s)));
       if (signal === 'SIGKILL') {
-        kills++;
+        killedIn[target] = (killedIn[target] ?? 0) + 1;
         await expireLease();
       }
     }
@@ -105,7 +113,8 @@ describe('crash safety', () => {
     expect(await intakeBatches(stack, sink.id)).toEqual([]);
     const view = await getSink(stack, sink.id);
     expect(view.lag.batches_waiting).toBe(0);
-    console.log(`[crash] random kills: ${kills} of ${runs} runs killed mid-way; ${sentX.length} rows, each exactly once`);
-    expect(kills).toBeGreaterThan(runs / 3);
+    const kills = Object.values(killedIn).reduce((a, b) => a + b, 0);
+    console.log(`[crash] ${kills} of ${runs} runs killed mid-roll (by step started: ${JSON.stringify(killedIn)}); ${sentX.length} rows, each exactly once`);
+    expect(kills).toBeGreaterThan(runs / 2);
   }, 300_000);
 });

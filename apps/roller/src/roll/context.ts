@@ -42,13 +42,24 @@ export interface RollContext {
   readonly phases: Record<string, number>;
 }
 
-/** Runs one step and adds its wall time to `ctx.phases[name]`. */
-export async function timed<T>(ctx: RollContext, name: string, step: () => Promise<T> | T): Promise<T> {
+/** Runs one step, says so at debug level, and adds its wall time to `ctx.phases[name]`. */
+export async function timed<T>(ctx: RollContext, name: string, step: () => Promise<T>): Promise<T> {
+  ctx.log.debug({ step: name }, 'step');
   const started = performance.now();
   try {
     return await step();
   } finally {
-    ctx.phases[name] = Math.round((ctx.phases[name] ?? 0) + performance.now() - started);
+    ctx.phases[name] = (ctx.phases[name] ?? 0) + performance.now() - started;
+  }
+}
+
+/** Runs a synchronous part of a step and adds its time to `ctx.phases[name]`, quietly. */
+export function measured<T>(ctx: RollContext, name: string, part: () => T): T {
+  const started = performance.now();
+  try {
+    return part();
+  } finally {
+    ctx.phases[name] = (ctx.phases[name] ?? 0) + performance.now() - started;
   }
 }
 

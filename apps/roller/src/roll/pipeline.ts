@@ -3,7 +3,7 @@ import { currentSchema, type DataFile, newSnapshotId, type SchemaJson, type Tabl
 import { RollError } from '../errors.ts';
 import { isApiRefusal } from '../internal-api.ts';
 import { appendRoll, apiFailure, recordIntent } from './commit.ts';
-import { type RollContext, timed } from './context.ts';
+import { measured, type RollContext, timed } from './context.ts';
 import { deleteBatches } from './delete.ts';
 import { applyFirstRoll } from './first-roll.ts';
 import { reestablishInvariant } from './invariant.ts';
@@ -73,7 +73,7 @@ async function readAndValidate(ctx: RollContext, chosen: readonly IntakeObject[]
     const read: IntakeObject[] = [];
     const byId = new Map(chosen.map((o) => [o.batchId, o]));
     for await (const batch of readBatches(ctx, chosen)) {
-      await timed(ctx, 'validate', () => validator.add(batch));
+      measured(ctx, 'validate', () => validator.add(batch));
       read.push(byId.get(batch.id)!);
     }
     return { validation: validator.finish(), read };

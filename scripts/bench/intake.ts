@@ -5,13 +5,14 @@
  *  1. small batches (100 rows, ~8 KB) at concurrency 50 for a fixed time;
  *  2. large batches (~10 MB) at concurrency 4 for a fixed count;
  *
- * each followed by a bare S3 PUT of the same bodies to the same store at the same
- * concurrency (one PUT with If-None-Match, content type and metadata, as the intake does).
+ * each against a bare S3 PUT of the same bodies to the same store at the same concurrency
+ * (one PUT with If-None-Match, content type and metadata, as the intake does). The two
+ * alternate in short rounds, so a machine whose load changes meanwhile weighs on both alike.
  * Then 8 concurrent 16 MiB sends while the API's RSS is sampled from /proc. Prints
  * batches/s, MB/s, p50/p99 and the ratios, and one line for STATE.md.
  * Goals: small ≥ 0.8× bare PUT, large ≥ 100 MB/s, peak RSS ≤ 1 GiB.
  *
- *   npm run bench:intake [-- --seconds 10 --large 24 --rss-rounds 3]
+ *   npm run bench:intake [-- --seconds 12 --large 24 --rounds 4 --rss-rounds 3]
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -32,8 +33,9 @@ const MB = 1_000_000;
 const MIB = 1024 * 1024;
 const { values: args } = parseArgs({
   options: {
-    seconds: { type: 'string', default: '10' },
+    seconds: { type: 'string', default: '12' },
     large: { type: 'string', default: '24' },
+    rounds: { type: 'string', default: '4' },
     'rss-rounds': { type: 'string', default: '3' },
   },
 });
@@ -113,6 +115,26 @@ async function phase(concurrency: number, limit: { seconds: number } | { count: 
   return result;
 }
 
+/** `rounds` rounds of `a` then `b`, each result summed over its rounds. */
+async function alternate(rounds: number, a: (round: number) => Promise<PhaseResult>, b: (round: number) => Promise<PhaseResult>): Promise<[PhaseResult, PhaseResult]> {
+  const sum = (into: PhaseResult, r: PhaseResult) => {
+    into.batches += r.batches;
+    into.bytes += r.bytes;
+    into.seconds += r.seconds;
+    into.errors += r.errors;
+    into.firstError ??= r.firstError;
+    into.latenciesMs.push(...r.latenciesMs);
+  };
+  const empty = (): PhaseResult => ({ batches: 0, bytes: 0, seconds: 0, errors: 0, firstError: undefined, latenciesMs: [] });
+  const totals: [PhaseResult, PhaseResult] = [empty(), empty()];
+  for (let round = 0; round < rounds; round++) {
+    sum(totals[0], await a(round));
+    sum(totals[1], await b(round));
+  }
+  for (const total of totals) total.latenciesMs.sort((x, y) => x - y);
+  return totals;
+}
+
 function describe(name: string, r: PhaseResult) {
   const perSecond = r.batches / r.seconds;
   const mbPerSecond = r.bytes / MB / r.seconds;
@@ -186,6 +208,7 @@ async function main(): Promise<void> {
   const seconds = Number(args.seconds);
   const largeCount = Number(args.large);
   const rssRounds = Number(args['rss-rounds']);
+  const rounds = Number(args.rounds);
   const dbUrl = new URL(env.DATABASE_URL!);
   dbUrl.pathname = `/bench_intake_${run}`;
   const databaseUrl = dbUrl.toString();
@@ -256,10 +279,22 @@ async function main(): Promise<void> {
     await phase(8, { count: 200 }, (i) => sendOne(`warm-${i}`, smallBodies[i % smallBodies.length]!));
     await phase(8, { count: 200 }, (i) => putOne(`${barePrefix}warm-${i}.ndjson`, smallBodies[i % smallBodies.length]!));
 
-    const smallApi = describe('small via API (c=50)', await phase(50, { seconds }, (i) => sendOne(`s-${i}`, smallBodies[i % smallBodies.length]!)));
-    const smallBare = describe('small bare PUT (c=50)', await phase(50, { seconds }, (i) => putOne(`${barePrefix}s-${i}.ndjson`, smallBodies[i % smallBodies.length]!)));
-    const largeApi = describe('large via API (c=4)', await phase(4, { count: largeCount }, (i) => sendOne(`l-${i}`, largeBodies[i % largeBodies.length]!)));
-    const largeBare = describe('large bare PUT (c=4)', await phase(4, { count: largeCount }, (i) => putOne(`${barePrefix}l-${i}.ndjson`, largeBodies[i % largeBodies.length]!)));
+    const slice = { seconds: seconds / rounds };
+    const [smallApiRun, smallBareRun] = await alternate(
+      rounds,
+      (round) => phase(50, slice, (i) => sendOne(`s-${round}-${i}`, smallBodies[i % smallBodies.length]!)),
+      (round) => phase(50, slice, (i) => putOne(`${barePrefix}s-${round}-${i}.ndjson`, smallBodies[i % smallBodies.length]!)),
+    );
+    const smallApi = describe('small via API (c=50)', smallApiRun);
+    const smallBare = describe('small bare PUT (c=50)', smallBareRun);
+    const share = { count: Math.max(1, Math.round(largeCount / rounds)) };
+    const [largeApiRun, largeBareRun] = await alternate(
+      rounds,
+      (round) => phase(4, share, (i) => sendOne(`l-${round}-${i}`, largeBodies[i % largeBodies.length]!)),
+      (round) => phase(4, share, (i) => putOne(`${barePrefix}l-${round}-${i}.ndjson`, largeBodies[i % largeBodies.length]!)),
+    );
+    const largeApi = describe('large via API (c=4)', largeApiRun);
+    const largeBare = describe('large bare PUT (c=4)', largeBareRun);
 
     // Peak RSS of the API process under 8 concurrent sends of (just under) 16 MiB.
     const biggest = batchBody(50_000_000, SEND_BODY_LIMIT - 4096);

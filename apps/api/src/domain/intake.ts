@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { SEND_REASONS_LIMIT, type SendResult } from '@tablemere/contracts';
 import { query, queryOne, type Pool } from '@tablemere/db';
 import { BATCH_CONTENT_TYPE, BATCH_METADATA, batchKey, isStoreError, md5Hex, type ObjectStore } from '@tablemere/store';
@@ -26,6 +25,12 @@ export interface IntakeDeps {
   pool: Pool;
   intake: ObjectStore;
   log: FastifyBaseLogger;
+}
+
+/** A send body as read: its bytes and their SHA-256 (hashed while it arrived). */
+export interface SendBody {
+  bytes: Buffer;
+  sha256: Buffer;
 }
 
 export interface IntakeAnswer {
@@ -203,13 +208,13 @@ async function settle(pool: Pool, sink: SendingSink, batchId: string, receivedAt
 }
 
 /**
- * Checks a send body, stores it and records it. `body` is changed in place (its objects are
- * compacted into the NDJSON object), so nothing else may read it afterwards.
+ * Checks a send body, stores it and records it. `body.bytes` is changed in place (its
+ * objects are compacted into the NDJSON object), so nothing else may read it afterwards;
+ * `body.sha256` is the hash of the bytes as sent, which tells a replay from a conflict.
  */
-export async function acceptBatch(deps: IntakeDeps, sink: SendingSink, batchId: string, body: Buffer): Promise<IntakeAnswer> {
-  // The hash of the body as sent, before the scan rewrites the buffer.
-  const digest = createHash('sha256').update(body).digest();
-  const scanned = scanBatch(body, SEND_REASONS_LIMIT);
+export async function acceptBatch(deps: IntakeDeps, sink: SendingSink, batchId: string, body: SendBody): Promise<IntakeAnswer> {
+  const digest = body.sha256;
+  const scanned = scanBatch(body.bytes, SEND_REASONS_LIMIT);
   if (!scanned.ok) {
     const { kind, offset, detail } = scanned.error;
     throw kind === 'not_an_array'

@@ -1,9 +1,10 @@
+import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { IDEMPOTENCY_KEY_PATTERN, SEND_BODY_LIMIT, type SendResult } from '@tablemere/contracts';
 import { queryOne } from '@tablemere/db';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { backlogFull } from '../../domain/intake-backlog.ts';
-import { acceptBatch, throughDatabase } from '../../domain/intake.ts';
+import { acceptBatch, throughDatabase, type SendBody } from '../../domain/intake.ts';
 import { senderOf, sendKeyScope } from '../../http/auth.ts';
 import { apiError } from '../../errors.ts';
 import type { SinkRouteDeps } from './context.ts';
@@ -36,14 +37,16 @@ function requireJson(request: FastifyRequest): void {
 /**
  * Reads the body into one buffer and never past SEND_BODY_LIMIT: a declared Content-Length
  * over it is refused before a byte is read, and a body without one is cut off as it passes
- * the limit. With a Content-Length the buffer is allocated once at its size.
+ * the limit. With a Content-Length the buffer is allocated once at its size. The SHA-256 is
+ * computed chunk by chunk as the body arrives, not in a second pass.
  */
-function readBody(request: FastifyRequest, payload: IncomingMessage): Promise<Buffer> {
+function readBody(request: FastifyRequest, payload: IncomingMessage): Promise<SendBody> {
   const header = request.headers['content-length'];
   const declared = header === undefined ? undefined : Number(header);
   if (declared !== undefined && declared > SEND_BODY_LIMIT) return Promise.reject(tooLarge());
   const whole = declared !== undefined && Number.isSafeInteger(declared) && declared >= 0 ? Buffer.allocUnsafe(declared) : undefined;
   const chunks: Buffer[] = [];
+  const hash = createHash('sha256');
   let received = 0;
   let ended = false;
   return new Promise((resolve, reject) => {
@@ -56,6 +59,7 @@ function readBody(request: FastifyRequest, payload: IncomingMessage): Promise<Bu
     const onData = (chunk: Buffer) => {
       received += chunk.length;
       if (received > SEND_BODY_LIMIT) return stop(tooLarge());
+      hash.update(chunk);
       if (whole) {
         if (received > whole.length) return stop(apiError('invalid_request', { message: 'The body is longer than its Content-Length.' }));
         chunk.copy(whole, received - chunk.length);
@@ -67,7 +71,7 @@ function readBody(request: FastifyRequest, payload: IncomingMessage): Promise<Bu
     payload.once('end', () => {
       ended = true;
       if (whole && received !== whole.length) return stop(apiError('invalid_request', { message: 'The body is shorter than its Content-Length.' }));
-      resolve(whole ?? Buffer.concat(chunks, received));
+      resolve({ bytes: whole ?? Buffer.concat(chunks, received), sha256: hash.digest() });
     });
     payload.once('error', stop);
     payload.once('close', () => {
@@ -100,7 +104,8 @@ export function sendBatch(app: FastifyInstance, deps: SinkRouteDeps): void {
       });
       scope.post('/v1/sinks/:sink', async (request, reply): Promise<SendResult> => {
         const sink = senderOf(request);
-        const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+        // No body at all (no parser ran) is an empty one: invalid JSON below.
+        const body = (request.body as SendBody | undefined) ?? { bytes: Buffer.alloc(0), sha256: createHash('sha256').digest() };
         const answer = await acceptBatch({ pool: deps.pool, intake: deps.intake, log: request.log }, sink, idempotencyKey(request), body);
         if (answer.status === 202) {
           deps.backlog.added(sink.id, answer.body.bytes);

@@ -59,7 +59,7 @@ function batchBody(start: number, approxBytes: number): Buffer {
 function smallBody(start: number): Buffer {
   const rows = Array.from({ length: 100 }, (_, i) => {
     const seq = start + i;
-    return JSON.stringify({ seq, device: `dev-${(seq * 7919) % 5000}`, ts: new Date(1_790_000_000_000 + seq * 250).toISOString(), temperature: ((seq * 37) % 4000) / 10 - 50, status: 'ok' });
+    return JSON.stringify({ seq, device: `dev-${(seq * 7919) % 5000}`, ts: new Date(1_790_000_000_000 + seq * 250).toISOString(), t: ((seq * 37) % 4000) / 10 - 50, ok: true });
   });
   return Buffer.from(`[${rows.join(',')}]`);
 }
@@ -244,8 +244,8 @@ async function main(): Promise<void> {
         { name: 'seq', type: 'long', required: true },
         { name: 'device', type: 'string' },
         { name: 'ts', type: 'timestamptz' },
-        { name: 'temperature', type: 'double' },
-        { name: 'status', type: 'string' },
+        { name: 't', type: 'double' },
+        { name: 'ok', type: 'boolean' },
       ],
     });
     sink = (await api(url, 'POST', '/v1/sinks', adminKey, { name: 'bench', table: `${namespace}.events`, warehouse: 'garden' })) as CreatedSink;

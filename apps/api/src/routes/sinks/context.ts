@@ -1,11 +1,9 @@
-import type { Pool } from '@tablemere/db';
 import type { ObjectStore } from '@tablemere/store';
 import type { RouteDeps } from '../../deps.ts';
 import type { BacklogGauge } from '../../domain/intake-backlog.ts';
 
 /** What the sink routes share: the app's deps, the intake store and the backlog gauge. */
 export interface SinkRouteDeps extends RouteDeps {
-  pool: Pool;
   intake: ObjectStore;
   backlog: BacklogGauge;
 }

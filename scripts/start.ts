@@ -27,16 +27,20 @@ console.log(`
   env file       ${paths.envFile}   (admin key, endpoints, credentials; mode 0600)
   logs           ${paths.logs}/
 
-Quickstart, in another terminal at the repo root:
+Quickstart, in another terminal at the repo root (README.md has the whole walk-through):
 
   npx tablemere table create ${WAREHOUSE_NAME} --namespace garden --name events \\
       --column x:long:required --column who:string
-  npx tablemere table list ${WAREHOUSE_NAME}
-  npx tablemere connect ${WAREHOUSE_NAME}
+  npx tablemere sink create ${WAREHOUSE_NAME} --table garden.events --name events_in \\
+      --inactivity-seconds 10 --save ~/events-sink.json --force
+  printf '[{"x": 1, "who": "north"}, {"x": 2}]\\n' > batch.json
+  npx tablemere sink send events_in batch.json --send-key-file ~/events-sink.json
+  npx tablemere sink get events_in          # lag, last roll, rejects
+  npx tablemere connect ${WAREHOUSE_NAME}           # PyIceberg, DuckDB and Spark settings
 
-  # read the table with PyIceberg, configured only from the env file
-  source .stack/env
-  .venv/bin/python -c 'from pyiceberg.catalog import load_catalog; print(load_catalog("${WAREHOUSE_NAME}").load_table("garden.events").schema())'
+  # once the roll happened (10 s of quiet, then the roller's next tick), with only the env file:
+  source ${paths.envFile}
+  .venv/bin/python -c 'from pyiceberg.catalog import load_catalog; print(load_catalog("${WAREHOUSE_NAME}").load_table("garden.events").scan().to_arrow().to_pylist())'
 
 Data is fresh at every start. Ctrl-C stops everything.
 `);

@@ -43,7 +43,7 @@ report=$(mktemp)
 npx vitest run --reporter=default --reporter=json --outputFile="$report"
 vitest_status=$?
 read -r v_passed v_failed < <(node -e "
-  try { const r = require('$report'); console.log(r.numPassedTests, r.numFailedTests); }
+  try { const r = JSON.parse(require('fs').readFileSync('$report', 'utf8')); console.log(r.numPassedTests, r.numFailedTests); }
   catch { console.log('0 1'); }")
 rm -f "$report"
 # A file that fails outside any test (an import error, a failed hook) still counts as a failure.

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { startStack, stackPaths } from '../scripts/stack/index.ts';
+import { busyPorts, stackPorts } from '../scripts/stack/ports.ts';
 import { isAlive } from '../scripts/stack/process.ts';
 import { readState } from '../scripts/stack/state.ts';
 import { parseEnvFile, repoRoot, stackEnv, stackEnvFile } from './support/stack.ts';
@@ -66,6 +67,15 @@ describe('the running local stack', () => {
 
 describe('npm start', () => {
   it('stops every process on SIGINT and starts again afterwards', async () => {
+    // An offset whose ports are all free, so a stack running beside this test is left alone.
+    let offset: number | undefined;
+    for (const candidate of [3000, 3700, 4400, 6100, 6800, 7500]) {
+      if ((await busyPorts(stackPorts(candidate))).length === 0) {
+        offset = candidate;
+        break;
+      }
+    }
+    if (offset === undefined) throw new Error('no free port offset for a second stack');
     const dir = mkdtempSync(path.join(tmpdir(), 'tablemere-stack-'));
     chmodSync(dir, 0o755); // Postgres runs as its own user and must reach its data dir
 
@@ -73,7 +83,7 @@ describe('npm start', () => {
     for (let round = 1; round <= 2; round++) {
       const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/start.ts'], {
         cwd: repoRoot,
-        env: { ...process.env, DATABASE_URL: '', TABLEMERE_STACK_DIR: dir, TABLEMERE_STACK_PORT_OFFSET: '3000' },
+        env: { ...process.env, DATABASE_URL: '', TABLEMERE_STACK_DIR: dir, TABLEMERE_STACK_PORT_OFFSET: String(offset) },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       let output = '';
@@ -87,7 +97,7 @@ describe('npm start', () => {
       expect(child.exitCode, output).toBeNull();
       expect(output).toContain('tablemere table create');
       const env = parseEnvFile(readFileSync(paths.envFile, 'utf8'));
-      expect(env.TABLEMERE_API_URL).toBe('http://127.0.0.1:11787');
+      expect(env.TABLEMERE_API_URL).toBe(`http://127.0.0.1:${stackPorts(offset).api}`);
       const pids = readState(paths.stateFile)!.pids;
       expect(pids.length).toBeGreaterThanOrEqual(4);
       expect(pids.every(isAlive)).toBe(true);

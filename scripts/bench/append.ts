@@ -1,31 +1,42 @@
 /**
- * Append benchmark: ~64 MiB of NDJSON (about 500k rows, 8 columns) appended to an Iceberg
- * table through @tablemere/iceberg, then the same file appended by PyIceberg to a twin table.
- * Needs the local stack (`npm start`). Prints both timings, the ratio and a line for STATE.md.
+ * Append benchmark: ~64 MiB of NDJSON (about 450k rows, 8 columns) appended to an Iceberg
+ * table through @tablemere/iceberg, and the same file appended by PyIceberg to a twin table.
+ * Needs the local stack (`npm start`). Prints every run, min and median per side, the ratio
+ * and a line for STATE.md.
  *
- *   npm run bench:append [-- --mib 64 --keep]
+ *   npm run bench:append [-- --mib 64 --runs 3 --workers 2 --keep]
+ *
+ * Both sides run as their own process and are timed alike: from loading the table to the
+ * committed snapshot (read the file, parse and convert, Parquet zstd, upload, commit). What a
+ * long-lived writer does once is outside the timing on both sides: imports and the catalog
+ * client (PyIceberg), the converter pool's workers and the Parquet writer's first call (ours).
+ * `--workers 0` converts on the main thread alone.
  */
 import { execFile } from 'node:child_process';
-import { createReadStream, createWriteStream } from 'node:fs';
+import { closeSync, createWriteStream, fstatSync, openSync, readSync } from 'node:fs';
 import { rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { StringDecoder } from 'node:string_decoder';
-import { promisify } from 'node:util';
+import { fileURLToPath } from 'node:url';
+import { parseArgs, promisify } from 'node:util';
 import {
-  RestCatalog,
-  S3FileIO,
   appendDataFiles,
   branchHead,
-  compileRowConverter,
+  convertNdjson,
   currentSchema,
-  parseJsonRow,
+  type NdjsonChunkResult,
+  NdjsonConverterPool,
+  putDataFile,
+  RestCatalog,
+  S3FileIO,
   schemaFromJson,
-  writeDataFile,
+  type WrittenParquet,
+  writeParquet,
 } from '@tablemere/iceberg';
 import { repoRoot, stackEnv } from '../../tests/support/stack.ts';
 
 const MIB = 1024 * 1024;
+const SELF = fileURLToPath(import.meta.url);
 
 const SCHEMA = {
   type: 'struct' as const,
@@ -87,32 +98,72 @@ async function generate(file: string, bytes: number): Promise<number> {
   return rows;
 }
 
-/** Non-empty lines of a file, read in chunks (readline costs more than the split). */
-async function* ndjsonLines(file: string): AsyncGenerator<string> {
-  const decoder = new StringDecoder('utf8');
-  let rest = '';
-  for await (const chunk of createReadStream(file, { highWaterMark: 4 * MIB })) {
-    const text = rest + decoder.write(chunk as Buffer);
-    let start = 0;
-    for (let end = text.indexOf('\n'); end >= 0; end = text.indexOf('\n', start)) {
-      if (end > start) yield text.slice(start, end);
-      start = end + 1;
+/** The file's bytes in shared memory, which the pool's workers read in place. */
+function readShared(file: string): Uint8Array {
+  const fd = openSync(file, 'r');
+  try {
+    const size = fstatSync(fd).size;
+    const bytes = new Uint8Array(new SharedArrayBuffer(size));
+    for (let at = 0; at < size; ) {
+      const read = readSync(fd, bytes, at, size - at, at);
+      if (read === 0) throw new Error(`${file} ended early`);
+      at += read;
     }
-    rest = text.slice(start);
+    return bytes;
+  } finally {
+    closeSync(fd);
   }
-  rest += decoder.end();
-  if (rest.length > 0) yield rest;
 }
 
 interface Run {
   rows: number;
   seconds: number;
-  peakRssBytes: number;
-  /** Seconds per phase, where the runner reports them. */
-  phases?: Record<string, number>;
+  peak_rss_bytes: number;
+  /** Seconds per phase. */
+  phases: Record<string, number>;
+  /** CPU seconds (all threads) in the timed part: what a busy machine cannot hide. */
+  cpu_seconds: number;
+  /** Seconds spent before the timing starts (pool start, warm-up), for the record. */
+  setup?: number;
 }
 
-async function appendOurs(catalog: RestCatalog, io: S3FileIO, namespace: string, name: string, file: string): Promise<Run> {
+function connection(env: Record<string, string>): { catalog: () => Promise<RestCatalog>; io: () => S3FileIO } {
+  const need = (name: string): string => {
+    const value = env[name];
+    if (!value) throw new Error(`.stack/env lacks ${name}`);
+    return value;
+  };
+  return {
+    catalog: () =>
+      RestCatalog.connect({
+        uri: need('ICEBERG_REST_URI'),
+        warehouse: need('ICEBERG_WAREHOUSE'),
+        auth: { type: 'oauth2', clientId: need('AWS_ACCESS_KEY_ID'), clientSecret: need('AWS_SECRET_ACCESS_KEY') },
+      }),
+    io: () =>
+      new S3FileIO({
+        endpoint: need('AWS_ENDPOINT_URL'),
+        region: need('AWS_REGION'),
+        credentials: { accessKeyId: need('AWS_ACCESS_KEY_ID'), secretAccessKey: need('AWS_SECRET_ACCESS_KEY') },
+      }),
+  };
+}
+
+/** Our side, in its own process (`--child`): prints one Run as JSON. */
+async function appendOurs(file: string, namespace: string, name: string, workers: number): Promise<Run> {
+  const connect = connection(stackEnv());
+  const catalog = await connect.catalog();
+  const io = connect.io();
+  const setupStarted = performance.now();
+  const pool = workers > 0 ? await NdjsonConverterPool.start({ workers }) : undefined;
+  // The Parquet writer compiles on its first call, in each thread that writes.
+  const warmSchema = schemaFromJson({ ...SCHEMA, 'schema-id': 0 });
+  const warmRows = [{ bytes: Buffer.from('{"seq":1,"device":"d","ts":"2026-01-01T00:00:00Z"}\n') }];
+  writeParquet(convertNdjson(warmSchema, warmRows).table, { schema: warmSchema });
+  if (pool) await Promise.all(Array.from({ length: pool.size }, () => pool.writeParquet(warmSchema, warmRows)));
+  const setup = (performance.now() - setupStarted) / 1000;
+
+  const cpuStarted = process.cpuUsage();
   const started = performance.now();
   let mark = started;
   const phases: Record<string, number> = {};
@@ -124,106 +175,152 @@ async function appendOurs(catalog: RestCatalog, io: S3FileIO, namespace: string,
   const table = { namespace, name };
   const base = await catalog.loadTable(table);
   const schema = schemaFromJson(currentSchema(base.metadata));
-  const converter = compileRowConverter(schema);
-  for await (const line of ndjsonLines(file)) {
-    const reject = converter.append(parseJsonRow(line));
-    if (reject) throw new Error(`benchmark row rejected: ${reject.message}`);
+  phase('load');
+  const bytes = readShared(file);
+  phase('read');
+  const chunks = [{ bytes }];
+  let written: WrittenParquet | undefined;
+  let result: NdjsonChunkResult | undefined;
+  if (pool) {
+    // The workers convert and write row groups; the main thread joins them.
+    ({ parquet: written, chunks: [result] } = await pool.writeParquet(schema, chunks));
+    phase('convert+parquet');
+  } else {
+    const converted = convertNdjson(schema, chunks);
+    result = converted.chunks[0];
+    phase('convert');
+    written = writeParquet(converted.table, { schema });
+    phase('parquet');
   }
-  const rows = converter.rowCount;
-  const arrowTable = converter.finish();
-  phase('read+convert');
-  const dataFile = await writeDataFile({ io, tableLocation: base.metadata.location, table: arrowTable, parquet: { schema } });
-  phase('parquet+put');
+  if (!result?.ok || result.rejects.length > 0 || written === undefined) throw new Error(`benchmark rows rejected: ${JSON.stringify(result).slice(0, 500)}`);
+  const dataFile = await putDataFile({ io, tableLocation: base.metadata.location, written });
+  phase('put');
   await appendDataFiles({ catalog, table, io, base, dataFiles: [dataFile], summary: { 'bench.source': path.basename(file) } });
   phase('commit');
   const seconds = (performance.now() - started) / 1000;
-  return { rows, seconds, peakRssBytes: process.resourceUsage().maxRSS * 1024, phases };
+  const cpu = process.cpuUsage(cpuStarted);
+  const peak = process.resourceUsage().maxRSS * 1024;
+  await pool?.close();
+  io.close();
+  return { rows: Number(written.recordCount), seconds, cpu_seconds: (cpu.user + cpu.system) / 1e6, peak_rss_bytes: peak, phases, setup };
 }
 
-async function appendPyIceberg(env: Record<string, string>, namespace: string, name: string, file: string): Promise<Run> {
-  const { stdout } = await promisify(execFile)(
-    path.join(repoRoot, '.venv', 'bin', 'python'),
-    [path.join(repoRoot, 'scripts', 'bench', 'append_pyiceberg.py'), file, namespace, name],
-    { env: { ...process.env, ...env }, maxBuffer: 16 * MIB },
-  );
-  const result = JSON.parse(stdout) as { rows: number; seconds: number; peak_rss_bytes: number };
-  return { rows: result.rows, seconds: result.seconds, peakRssBytes: result.peak_rss_bytes };
+async function runChild(program: string, args: string[], env: Record<string, string>): Promise<Run> {
+  const { stdout } = await promisify(execFile)(program, args, { env: { ...process.env, ...env }, maxBuffer: 16 * MIB });
+  return JSON.parse(stdout) as Run;
+}
+
+function ours(file: string, namespace: string, name: string, workers: number): Promise<Run> {
+  return runChild(process.execPath, ['--import', 'tsx', SELF, '--child', file, namespace, name, '--workers', String(workers)], {});
+}
+
+function pyiceberg(env: Record<string, string>, file: string, namespace: string, name: string): Promise<Run> {
+  return runChild(path.join(repoRoot, '.venv', 'bin', 'python'), [path.join(repoRoot, 'scripts', 'bench', 'append_pyiceberg.py'), file, namespace, name], env);
 }
 
 async function committedRecords(catalog: RestCatalog, namespace: string, name: string): Promise<string | undefined> {
   return branchHead((await catalog.loadTable({ namespace, name })).metadata)?.summary['total-records'];
 }
 
-function describe(label: string, run: Run): string {
+function describe(label: string, run: Run, load: string): string {
   const rate = Math.round(run.rows / run.seconds / 1000);
-  const phases = run.phases ? ` [${Object.entries(run.phases).map(([k, v]) => `${k} ${v.toFixed(2)} s`).join(', ')}]` : '';
-  return `${label.padEnd(10)} ${run.rows} rows in ${run.seconds.toFixed(2)} s (${rate}k rows/s), peak RSS ${Math.round(run.peakRssBytes / MIB)} MiB${phases}`;
+  const phases = Object.entries(run.phases)
+    .map(([k, v]) => `${k} ${v.toFixed(2)}`)
+    .join(', ');
+  const setup = run.setup === undefined ? '' : `, setup ${run.setup.toFixed(2)} s untimed`;
+  return `${label.padEnd(10)} ${run.seconds.toFixed(2)} s (${rate}k rows/s), cpu ${run.cpu_seconds.toFixed(2)} s, peak RSS ${Math.round(run.peak_rss_bytes / MIB)} MiB [${phases}]${setup}; load ${load}`;
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+}
+
+function loadAverage(): string {
+  return os
+    .loadavg()
+    .map((n) => n.toFixed(2))
+    .join(' ');
 }
 
 async function main(): Promise<void> {
-  const args = process.argv.slice(2);
-  const mibArg = args.indexOf('--mib');
-  const mib = mibArg >= 0 ? Number(args[mibArg + 1]) : 64;
-  const keep = args.includes('--keep');
+  const { values: args } = parseArgs({
+    options: {
+      mib: { type: 'string', default: '64' },
+      runs: { type: 'string', default: '3' },
+      workers: { type: 'string', default: String(os.availableParallelism()) },
+      keep: { type: 'boolean', default: false },
+    },
+  });
+  const mib = Number(args.mib);
+  const runs = Number(args.runs);
+  const workers = Number(args.workers);
   if (!Number.isFinite(mib) || mib <= 0) throw new Error('--mib takes a positive number');
+  if (!Number.isInteger(runs) || runs < 1) throw new Error('--runs takes a positive integer');
+  if (!Number.isInteger(workers) || workers < 0) throw new Error('--workers takes 0 or more');
 
   const env = stackEnv();
-  const need = (name: string): string => {
-    const value = env[name];
-    if (!value) throw new Error(`.stack/env lacks ${name}`);
-    return value;
-  };
-  const catalog = await RestCatalog.connect({
-    uri: need('ICEBERG_REST_URI'),
-    warehouse: need('ICEBERG_WAREHOUSE'),
-    auth: { type: 'oauth2', clientId: need('AWS_ACCESS_KEY_ID'), clientSecret: need('AWS_SECRET_ACCESS_KEY') },
-  });
-  const io = new S3FileIO({
-    endpoint: need('AWS_ENDPOINT_URL'),
-    region: need('AWS_REGION'),
-    credentials: { accessKeyId: need('AWS_ACCESS_KEY_ID'), secretAccessKey: need('AWS_SECRET_ACCESS_KEY') },
-  });
-
+  const connect = connection(env);
+  const catalog = await connect.catalog();
   const file = path.join(os.tmpdir(), `bench-append-${process.pid}.ndjson`);
   const namespace = `bench_${Date.now().toString(36)}`;
   try {
     const rows = await generate(file, mib * MIB);
     const size = (await stat(file)).size;
-    console.log(`NDJSON: ${(size / MIB).toFixed(1)} MiB, ${rows} rows, ${SCHEMA.fields.length} columns (${file})`);
+    console.log(`NDJSON: ${(size / MIB).toFixed(1)} MiB, ${rows} rows, ${SCHEMA.fields.length} columns; ours with ${workers} worker(s); ${os.availableParallelism()} cores`);
     await catalog.createNamespace(namespace);
-    await catalog.createTable(namespace, 'ours', { schema: SCHEMA });
-    await catalog.createTable(namespace, 'twin', { schema: SCHEMA });
-
-    const ours = await appendOurs(catalog, io, namespace, 'ours', file);
-    const twin = await appendPyIceberg(env, namespace, 'twin', file);
-    for (const [name, run] of [['ours', ours], ['twin', twin]] as const) {
-      const total = await committedRecords(catalog, namespace, name);
-      if (total !== String(rows) || run.rows !== rows) throw new Error(`${name}: committed ${total} records, expected ${rows}`);
+    const results: { ours: Run[]; twin: Run[] } = { ours: [], twin: [] };
+    for (let r = 1; r <= runs; r++) {
+      await catalog.createTable(namespace, `ours_${r}`, { schema: SCHEMA });
+      await catalog.createTable(namespace, `twin_${r}`, { schema: SCHEMA });
+      // Alternate who goes first, so neither always meets a warmer (or busier) machine.
+      const order = r % 2 === 1 ? (['ours', 'twin'] as const) : (['twin', 'ours'] as const);
+      for (const side of order) {
+        const load = loadAverage();
+        const run = side === 'ours' ? await ours(file, namespace, `ours_${r}`, workers) : await pyiceberg(env, file, namespace, `twin_${r}`);
+        const total = await committedRecords(catalog, namespace, `${side}_${r}`);
+        if (total !== String(rows) || run.rows !== rows) throw new Error(`${side} run ${r}: committed ${total} records, expected ${rows}`);
+        results[side].push(run);
+        console.log(describe(`${side === 'ours' ? 'ours' : 'pyiceberg'} #${r}`, run, load));
+      }
     }
-    const ratio = ours.seconds / twin.seconds;
-    console.log(describe('ours', ours));
-    console.log(describe('pyiceberg', twin));
-    console.log(`ratio      ours/pyiceberg time ${ratio.toFixed(2)}x`);
+    const summary = (list: Run[]) => {
+      const seconds = list.map((run) => run.seconds);
+      return { min: Math.min(...seconds), median: median(seconds), rss: Math.max(...list.map((run) => run.peak_rss_bytes)) };
+    };
+    const o = summary(results.ours);
+    const t = summary(results.twin);
+    const speed = (s: number) => `${Math.round(rows / s / 1000)}k rows/s`;
+    console.log(`ours       min ${o.min.toFixed(2)} s, median ${o.median.toFixed(2)} s (${speed(o.median)}), peak RSS ${Math.round(o.rss / MIB)} MiB`);
+    console.log(`pyiceberg  min ${t.min.toFixed(2)} s, median ${t.median.toFixed(2)} s (${speed(t.median)}), peak RSS ${Math.round(t.rss / MIB)} MiB`);
+    console.log(`ratio      PyIceberg time / ours: ${(t.median / o.median).toFixed(2)}x by median, ${(t.min / o.min).toFixed(2)}x by min (goal >= 1.0x)`);
     const date = new Date().toISOString().slice(0, 10);
     console.log(
-      `STATE: ${date} \`npm run bench:append\`: ${(size / MIB).toFixed(0)} MiB NDJSON, ${rows} rows x ${SCHEMA.fields.length} cols; ` +
-        `ours ${ours.seconds.toFixed(1)} s (${Math.round(ours.rows / ours.seconds / 1000)}k rows/s, peak RSS ${Math.round(ours.peakRssBytes / MIB)} MiB); ` +
-        `PyIceberg ${twin.seconds.toFixed(1)} s (${Math.round(twin.rows / twin.seconds / 1000)}k rows/s, peak RSS ${Math.round(twin.peakRssBytes / MIB)} MiB); ` +
-        `time ratio ours/PyIceberg ${ratio.toFixed(2)}x`,
+      `STATE: ${date} \`npm run bench:append\` (${runs} runs, ${workers} workers, load ${loadAverage()}): ${(size / MIB).toFixed(0)} MiB NDJSON, ${rows} rows x ${SCHEMA.fields.length} cols; ` +
+        `ours median ${o.median.toFixed(2)} s / min ${o.min.toFixed(2)} s (${speed(o.median)}, peak RSS ${Math.round(o.rss / MIB)} MiB); ` +
+        `PyIceberg median ${t.median.toFixed(2)} s / min ${t.min.toFixed(2)} s (${speed(t.median)}, peak RSS ${Math.round(t.rss / MIB)} MiB); ` +
+        `speed ratio ours/PyIceberg ${(t.median / o.median).toFixed(2)}x (median)`,
     );
   } finally {
     await rm(file, { force: true });
-    if (!keep) {
+    if (!args.keep) {
       for (const t of await catalog.listTables(namespace).catch(() => [])) {
         await catalog.dropTable({ namespace, name: t.name }, { purge: true });
       }
       await catalog.dropNamespace(namespace).catch(() => undefined);
     }
-    io.close();
   }
 }
 
-main().catch((error: unknown) => {
+async function child(): Promise<void> {
+  const { values, positionals } = parseArgs({ options: { child: { type: 'boolean' }, workers: { type: 'string', default: '0' } }, allowPositionals: true });
+  const [file, namespace, name] = positionals;
+  if (!values.child || file === undefined || namespace === undefined || name === undefined) throw new Error('usage: --child <file> <namespace> <table>');
+  process.stdout.write(JSON.stringify(await appendOurs(file, namespace, name, Number(values.workers))));
+}
+
+(process.argv.includes('--child') ? child() : main()).catch((error: unknown) => {
   console.error(error);
   process.exitCode = 1;
 });

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { migrate } from '@tablemere/db';
 import { bootstrap } from '../../apps/api/src/bootstrap.ts';
 import { writeEnvFile } from './env-file.ts';
-import { stackPorts } from './ports.ts';
+import { busyPorts, stackPorts } from './ports.ts';
 import { startPostgres } from './postgres.ts';
 import { startProcess, type Managed } from './process.ts';
 import { httpStatusIs, waitUntilReady } from './ready.ts';
@@ -68,6 +68,10 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
   for (const f of ['postgres.log', 'seaweedfs.log', 'api.log', 'roller.log']) rmSync(path.join(paths.logs, f), { force: true });
 
   const ports = stackPorts(opts.portOffset ?? 0);
+  const busy = await busyPorts(ports);
+  if (busy.length > 0) {
+    throw new Error(`ports already in use: ${busy.join(', ')}; stop what holds them or set TABLEMERE_STACK_PORT_OFFSET (e.g. 3000)`);
+  }
   const secret = () => randomBytes(24).toString('base64url');
   const creds = { accessKeyId: 'tablemere', secretAccessKey: secret() };
   const bootstrapSecret = secret();

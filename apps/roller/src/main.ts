@@ -4,6 +4,7 @@
  * a safe point after TABLEMERE_ROLLER_SHUTDOWN_SECONDS; leases are released).
  */
 import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { ConfigError, loadConfig } from './config.ts';
 import { createRollDeps, credentialsSource } from './deps.ts';
 import { createLogger } from './log.ts';
@@ -45,10 +46,11 @@ async function main(): Promise<void> {
     }
   });
   await new Promise<void>((resolve) => server.listen(config.http.port, config.http.host, resolve));
+  const { port } = server.address() as AddressInfo;
   log.info(
     {
       roller_id: config.rollerId,
-      address: `http://${config.http.host}:${config.http.port}`,
+      address: `http://${config.http.host}:${port}`,
       internal_api: config.api.url,
       store: config.store.endpoint ?? `AWS S3 (${config.store.region})`,
       store_credentials: credentialsSource(config),

@@ -41,9 +41,10 @@ async function listen(app: FastifyInstance): Promise<string> {
 /**
  * The real API on two real ports (public and internal), a fresh migrated database with one
  * bootstrap project whose warehouse is the stack's catalog, and the stack's intake bucket.
- * `env` points it at another store and catalog than the running stack's.
+ * `env` points it at another store and catalog than the running stack's; `sinksEnabled: false`
+ * is AL_SINKS_ENABLED=false.
  */
-export async function startTestStack(options: { env?: Record<string, string> } = {}): Promise<TestStack> {
+export async function startTestStack(options: { env?: Record<string, string>; sinksEnabled?: boolean } = {}): Promise<TestStack> {
   const env = options.env ?? stackEnv();
   const url = new URL(env.DATABASE_URL!);
   url.pathname = `/roller_test_${suffix()}`;
@@ -73,10 +74,11 @@ export async function startTestStack(options: { env?: Record<string, string> } =
   const secrets = SecretBox.fromBase64(secretKey);
   const bootstrapSecret = randomBytes(24).toString('base64url');
   const intakeBucket = env.TABLEMERE_INTAKE_BUCKET!;
-  const internal = buildInternalApp({ logger, pool, secrets, intakeBucket, bootstrapSecret });
+  const sinksEnabled = options.sinksEnabled ?? true;
+  const internal = buildInternalApp({ logger, pool, secrets, intakeBucket, bootstrapSecret, sinksEnabled });
   const internalUrl = await listen(internal);
   // The public URL shows in answers (ingest_url), so the port is known before the app is built.
-  const app = buildApp({ logger, pool, s3, secrets, intakeBucket, publicUrl: 'http://127.0.0.1' });
+  const app = buildApp({ logger, pool, s3, secrets, intakeBucket, publicUrl: 'http://127.0.0.1', sinksEnabled });
   const apiUrl = await listen(app);
 
   const catalog = await RestCatalog.connect({

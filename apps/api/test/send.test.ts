@@ -407,6 +407,23 @@ describe('send keys', () => {
     expect(res.body.error.code).toBe('unauthorized');
   });
 
+  it('lets nothing in once another API process deleted the sink, even with the key still cached here', async () => {
+    await createTable(api, ns, 'elsewhere');
+    const sink = await createSink(api.app, api.adminKey, { name: `elsewhere_${suffix()}`, table: `${ns}.elsewhere` });
+    expect((await send(api.app, sink, '[{"x": 1}]')).status).toBe(202);
+    const other = await otherApp(api, {});
+    try {
+      expect((await call(other.app, 'DELETE', `/v1/sinks/${sink.id}`, { key: api.adminKey })).status).toBe(202);
+    } finally {
+      await other.close();
+    }
+    const batchId = newBatchId();
+    const res = await send(api.app, sink, '[{"x": 2}]', { batchId });
+    expect({ status: res.status, code: res.body.error.code }).toEqual({ status: 401, code: 'unauthorized' });
+    expect(await ledgerRow(sink.id, batchId)).toBeUndefined();
+    expect(await intake.head(batchKey(sink.id, batchId)).catch((error: { kind?: string }) => error.kind)).toBe('not_found');
+  });
+
   it('never writes a send key or an Authorization header to the logs', async () => {
     await send(api.app, sink, '[{"x": 1}]');
     await send(api.app, sink, 'not json');

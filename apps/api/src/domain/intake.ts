@@ -4,6 +4,7 @@ import { BATCH_CONTENT_TYPE, BATCH_METADATA, batchKey, isStoreError, md5Hex, typ
 import type { FastifyBaseLogger } from 'fastify';
 import { ApiError, apiError, RETRY_AFTER_SECONDS } from '../errors.ts';
 import { scanBatch } from './intake-scan.ts';
+import { sendKeyRefused } from './send-keys.ts';
 
 /**
  * The intake: one batch from its checked body to a durable object and a pending ledger row,
@@ -89,7 +90,9 @@ type Claim =
   | { kind: 'claimed'; receivedAt: string }
   | { kind: 'replay'; response: SendResult }
   | { kind: 'conflict' }
-  | { kind: 'in_progress' };
+  | { kind: 'in_progress' }
+  /** The sink was deleted (its key may still be in a process's cache): nothing is accepted. */
+  | { kind: 'sink_gone' };
 
 interface Sizes {
   bytes: number;
@@ -98,34 +101,47 @@ interface Sizes {
 }
 
 interface ExistingRow {
-  body_sha256: Buffer;
-  state: 'storing' | 'pending' | 'committed' | 'discarded';
+  live: boolean;
+  body_sha256: Buffer | null;
+  state: 'storing' | 'pending' | 'committed' | 'discarded' | null;
   response: SendResult | null;
-  received_text: string;
-  age_seconds: number;
+  received_text: string | null;
+  age_seconds: number | null;
 }
 
-/** Step 1: the ledger row for (sink, batch), or what an earlier row with this id says. */
+/** The sink's liveness and the ledger row of (sink, batch), if any; undefined when the sink does not exist. */
+function existingBatch(pool: Pool, sinkId: string, batchId: string): Promise<ExistingRow | undefined> {
+  return queryOne<ExistingRow>(
+    pool,
+    `SELECT s.deleted_at IS NULL AS live, b.body_sha256, b.state, b.response,
+            to_char(b.received_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS received_text,
+            extract(epoch FROM clock_timestamp() - b.received_at)::float8 AS age_seconds
+       FROM sinks s LEFT JOIN sink_batches b ON b.sink_id = s.id AND b.batch_id = $2
+      WHERE s.id = $1`,
+    [sinkId, batchId],
+  );
+}
+
+/**
+ * Step 1: the ledger row for (sink, batch), or what an earlier row with this id says. Only
+ * a live sink gets a claim, whatever the key check before it saw.
+ */
 async function claim(pool: Pool, sinkId: string, batchId: string, digest: Buffer, sizes: Sizes): Promise<Claim> {
   // Twice at most: a row seen in the first round may be gone (released) before the second.
   for (let round = 0; round < 2; round++) {
     const inserted = await queryOne<{ received_text: string }>(
       pool,
       `INSERT INTO sink_batches (sink_id, batch_id, body_sha256, bytes, rows, rejected, received_at, state)
-       VALUES ($1, $2, $3, $4, $5, $6, clock_timestamp(), 'storing')
+       SELECT $1, $2, $3, $4, $5, $6, clock_timestamp(), 'storing'
+        WHERE EXISTS (SELECT 1 FROM sinks WHERE id = $1 AND deleted_at IS NULL)
        ON CONFLICT (sink_id, batch_id) DO NOTHING
        RETURNING ${RECEIVED_TEXT} AS received_text`,
       [sinkId, batchId, digest, sizes.bytes, sizes.rows, sizes.rejected],
     );
     if (inserted) return { kind: 'claimed', receivedAt: inserted.received_text };
-    const existing = await queryOne<ExistingRow>(
-      pool,
-      `SELECT body_sha256, state, response, ${RECEIVED_TEXT} AS received_text,
-              extract(epoch FROM clock_timestamp() - received_at)::float8 AS age_seconds
-         FROM sink_batches WHERE sink_id = $1 AND batch_id = $2`,
-      [sinkId, batchId],
-    );
-    if (!existing) continue;
+    const existing = await existingBatch(pool, sinkId, batchId);
+    if (!existing?.live) return { kind: 'sink_gone' };
+    if (!existing.body_sha256 || existing.age_seconds === null) continue;
     if (!existing.body_sha256.equals(digest)) return { kind: 'conflict' };
     if (existing.state !== 'storing') return { kind: 'replay', response: storedAnswer(existing.response!) };
     if (existing.age_seconds < STALE_CLAIM_SECONDS) return { kind: 'in_progress' };
@@ -184,14 +200,17 @@ async function store(deps: IntakeDeps, sink: SendingSink, batchId: string, ndjso
 
 /**
  * Step 3: the row becomes pending with the answer kept for replays, and the month's usage
- * counters grow, in one statement (one transaction). Answers false when the claim was gone.
+ * counters grow, in one statement (one transaction). The sink row is share-locked and must
+ * be live: a delete either waits for this and then discards the batch, or goes first and
+ * this settles nothing. Answers false when nothing was settled.
  */
 async function settle(pool: Pool, sink: SendingSink, batchId: string, receivedAt: string, response: SendResult): Promise<boolean> {
   const rows = await query(
     pool,
-    `WITH settled AS (
+    `WITH live AS (SELECT id FROM sinks WHERE id = $1 AND deleted_at IS NULL FOR SHARE),
+     settled AS (
        UPDATE sink_batches SET state = 'pending', received_at = $3::timestamptz, response = $4
-        WHERE sink_id = $1 AND batch_id = $2 AND state = 'storing'
+        WHERE sink_id = $1 AND batch_id = $2 AND state = 'storing' AND EXISTS (SELECT 1 FROM live)
         RETURNING bytes, rows, rejected, received_at)
      INSERT INTO usage_ingest AS u (project_id, sink_id, month, bytes, batches, rows_accepted, rows_rejected, last_received_at)
      SELECT $5, $1, date_trunc('month', received_at AT TIME ZONE 'UTC')::date, bytes, 1, rows, rejected, received_at FROM settled
@@ -227,6 +246,7 @@ export async function acceptBatch(deps: IntakeDeps, sink: SendingSink, batchId: 
 
   const sizes = { bytes: ndjson.length, rows: objects, rejected: refused };
   const claimed = await throughDatabase(() => claim(deps.pool, sink.id, batchId, digest, sizes));
+  if (claimed.kind === 'sink_gone') throw sendKeyRefused();
   if (claimed.kind === 'replay') return { status: 200, body: claimed.response };
   if (claimed.kind === 'conflict') {
     throw apiError('batch_id_conflict', {
@@ -253,14 +273,16 @@ export async function acceptBatch(deps: IntakeDeps, sink: SendingSink, batchId: 
 
   const response: SendResult = { accepted: objects, rejected: refused, reasons, batch_id: batchId, bytes: ndjson.length, received_at: receivedAt, state: 'pending' };
   if (await throughDatabase(() => settle(deps.pool, sink, batchId, receivedAt, response))) return { status: 202, body: response };
-  // The claim went away meanwhile: a replay took it over and finished, or the sink was deleted.
-  const now = await throughDatabase(() =>
-    queryOne<{ body_sha256: Buffer; response: SendResult | null }>(
-      deps.pool,
-      `SELECT body_sha256, response FROM sink_batches WHERE sink_id = $1 AND batch_id = $2 AND state <> 'storing'`,
-      [sink.id, batchId],
-    ),
-  );
-  if (now?.response && now.body_sha256.equals(digest)) return { status: 200, body: storedAnswer(now.response) };
+  // Nothing settled: the sink was deleted meanwhile, or a replay took the claim over and finished.
+  const now = await throughDatabase(() => existingBatch(deps.pool, sink.id, batchId));
+  if (!now?.live) {
+    // Not accepted, so not kept: the delete's cleanup may have run before this object landed.
+    await deps.intake.deleteMany([batchKey(sink.id, batchId)]).catch((error: unknown) => {
+      deps.log.warn({ err: error, sink_id: sink.id, batch_id: batchId }, "could not remove a deleted sink's batch object");
+    });
+    throw sendKeyRefused();
+  }
+  if (now.state !== 'storing' && now.response && now.body_sha256?.equals(digest)) return { status: 200, body: storedAnswer(now.response) };
   throw intakeUnavailable('the batch changed hands while it was stored');
 }
+

@@ -1,10 +1,10 @@
 import { sinkIdOfSendKey, type ApiKeyLevel } from '@tablemere/contracts';
-import { queryOne, type Pool } from '@tablemere/db';
+import type { Pool } from '@tablemere/db';
 import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { authenticate } from '../domain/api-keys.ts';
 import { throughDatabase, type SendingSink } from '../domain/intake.ts';
 import { levelAtLeast, type Principal } from '../domain/principal.ts';
-import { isSendKey, sendKeyMatches } from '../domain/send-keys.ts';
+import { isSendKey, sendKeyMatches, sendKeyRefused, type SendKeyCache } from '../domain/send-keys.ts';
 import { apiError } from '../errors.ts';
 
 declare module 'fastify' {
@@ -58,9 +58,6 @@ function sendOnly(message: string) {
   return apiError('send_only', { message });
 }
 
-const badSendKey = () =>
-  apiError('unauthorized', { message: "This send key does not open this sink (wrong sink, deleted sink or wrong key); use the key sink create returned for this sink." });
-
 /**
  * The send route's scope: only a sink's own send key opens it. Any other bearer token (an
  * API key, anything) is 403 send_only; no token is 401. A send key for another sink, for a
@@ -68,7 +65,7 @@ const badSendKey = () =>
  * names its sink, so telling "another sink's key" apart would confirm that sink exists.
  * `sinkIdOf` reads the sink id from the route.
  */
-export function sendKeyScope(pool: Pool, sinkIdOf: (request: FastifyRequest) => string, routes: (scope: FastifyInstance) => void): FastifyPluginAsync {
+export function sendKeyScope(keys: SendKeyCache, sinkIdOf: (request: FastifyRequest) => string, routes: (scope: FastifyInstance) => void): FastifyPluginAsync {
   return async (scope) => {
     scope.decorateRequest('sender', null);
     scope.addHook('onRequest', async (request) => {
@@ -78,14 +75,10 @@ export function sendKeyScope(pool: Pool, sinkIdOf: (request: FastifyRequest) => 
       }
       if (!isSendKey(token)) throw sendOnly('This route takes only the sink\'s send key (al_send_...); API keys and other tokens are refused here.');
       const sinkId = sinkIdOf(request);
-      if (sinkIdOfSendKey(token) !== sinkId) throw badSendKey();
-      const row = await throughDatabase(() =>
-        queryOne<{ project_id: string; send_key_sha256: Buffer }>(pool, 'SELECT project_id, send_key_sha256 FROM sinks WHERE id = $1 AND deleted_at IS NULL', [
-          sinkId,
-        ]),
-      );
-      if (!row || !sendKeyMatches(token, row.send_key_sha256)) throw badSendKey();
-      request.sender = { id: sinkId, projectId: row.project_id };
+      if (sinkIdOfSendKey(token) !== sinkId) throw sendKeyRefused();
+      const record = await throughDatabase(() => keys.lookup(sinkId));
+      if (!record || !sendKeyMatches(token, record.digest)) throw sendKeyRefused();
+      request.sender = { id: sinkId, projectId: record.projectId };
     });
     routes(scope);
   };

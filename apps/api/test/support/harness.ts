@@ -121,6 +121,9 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<TestAp
     rawLogs,
     async close() {
       await app.close();
+      // pool.end() resolves before its clients have hung up; dropping the database then
+      // terminates them, and the pool re-emits that as an error nobody else listens for.
+      pool.on('error', () => undefined);
       await pool.end();
       s3.destroy();
       await dropDatabase(databaseUrl);

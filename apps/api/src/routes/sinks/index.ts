@@ -2,6 +2,7 @@ import { ObjectStore } from '@tablemere/store';
 import type { FastifyInstance } from 'fastify';
 import type { RouteDeps } from '../../deps.ts';
 import { BacklogGauge } from '../../domain/intake-backlog.ts';
+import { SendKeyCache } from '../../domain/send-keys.ts';
 import { apiKeyScope } from '../../http/auth.ts';
 import { getBatch } from './batch.ts';
 import type { SinkRouteDeps } from './context.ts';
@@ -23,6 +24,7 @@ export function sinkRoutes(app: FastifyInstance, deps: RouteDeps): void {
     ...deps,
     intake: new ObjectStore(deps.s3, deps.intakeBucket),
     backlog: new BacklogGauge(deps.pool, deps.sinkBacklog),
+    sendKeys: new SendKeyCache(deps.pool),
   };
   app.register(
     apiKeyScope(deps.pool, 'read', (read) => {

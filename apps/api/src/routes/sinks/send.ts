@@ -87,7 +87,7 @@ function readBody(request: FastifyRequest, payload: IncomingMessage): Promise<Se
  */
 export function sendBatch(app: FastifyInstance, deps: SinkRouteDeps): void {
   app.register(
-    sendKeyScope(deps.pool, sinkParam, (scope) => {
+    sendKeyScope(deps.sendKeys, sinkParam, (scope) => {
       scope.removeAllContentTypeParsers();
       scope.addContentTypeParser('application/json', (request: FastifyRequest, payload: IncomingMessage) => readBody(request, payload));
       scope.addHook('onRequest', async (request) => {

@@ -199,12 +199,33 @@ export class BoolColumn extends LeafColumn {
   }
 }
 
+/** Parses a value from the bytes of its text: the content of a JSON string without escapes. */
+export type TextParser<T> = (bytes: Uint8Array, start: number, end: number) => T | undefined;
+
+/** A column whose values are written as text (dates, times, timestamps), which it can read from bytes. */
+export interface TextColumn extends Column {
+  /** Appends the value of the text in `bytes[start, end)`; false (nothing appended) when it does not fit. */
+  appendText(bytes: Uint8Array, start: number, end: number): boolean;
+}
+
+export function isTextColumn(column: Column): column is TextColumn {
+  return (column instanceof Int32Column || column instanceof Int64Column) && column.readsText;
+}
+
 /** 32-bit integers (int, date). */
 export class Int32Column extends LeafColumn {
   private values = new Int32Array(0);
 
-  constructor(spec: LeafSpec, private readonly parse: (value: unknown) => number | undefined) {
+  constructor(
+    spec: LeafSpec,
+    private readonly parse: (value: unknown) => number | undefined,
+    private readonly parseText?: TextParser<number>,
+  ) {
     super(spec);
+  }
+
+  get readsText(): boolean {
+    return this.parseText !== undefined;
   }
 
   protected resize(capacity: number): void {
@@ -217,6 +238,15 @@ export class Int32Column extends LeafColumn {
     const n = this.parse(value);
     if (n === undefined) return false;
     this.values[i] = n;
+    return true;
+  }
+
+  appendText(bytes: Uint8Array, start: number, end: number): boolean {
+    const n = this.parseText?.(bytes, start, end);
+    if (n === undefined) return false;
+    const i = this.reserve();
+    this.values[i] = n;
+    this.taken(i);
     return true;
   }
 
@@ -242,8 +272,16 @@ export class Int64Column extends LeafColumn {
   private big = new BigInt64Array(0);
   private words = new Uint32Array(0);
 
-  constructor(spec: LeafSpec, private readonly parse: (value: unknown) => number | bigint | undefined) {
+  constructor(
+    spec: LeafSpec,
+    private readonly parse: (value: unknown) => number | bigint | undefined,
+    private readonly parseText?: TextParser<number | bigint>,
+  ) {
     super(spec);
+  }
+
+  get readsText(): boolean {
+    return this.parseText !== undefined;
   }
 
   protected resize(capacity: number): void {
@@ -256,6 +294,20 @@ export class Int64Column extends LeafColumn {
   protected write(value: unknown, i: number): boolean {
     const n = this.parse(value);
     if (n === undefined) return false;
+    this.store(n, i);
+    return true;
+  }
+
+  appendText(bytes: Uint8Array, start: number, end: number): boolean {
+    const n = this.parseText?.(bytes, start, end);
+    if (n === undefined) return false;
+    const i = this.reserve();
+    this.store(n, i);
+    this.taken(i);
+    return true;
+  }
+
+  private store(n: number | bigint, i: number): void {
     if (typeof n === 'number') {
       const hi = Math.floor(n / TWO_32);
       this.words[2 * i] = n - hi * TWO_32;
@@ -263,7 +315,6 @@ export class Int64Column extends LeafColumn {
     } else {
       this.big[i] = n;
     }
-    return true;
   }
 
   protected writeEmpty(i: number): void {

@@ -1,6 +1,6 @@
 import { parseJsonRow } from './json-row.ts';
 import type { StructColumn, StructSlot } from './nested-columns.ts';
-import type { VarBytesColumn } from './columns.ts';
+import type { TextColumn, VarBytesColumn } from './columns.ts';
 
 /**
  * Rows of NDJSON read straight from UTF-8 bytes into the columns, without building a JSON
@@ -18,6 +18,8 @@ export interface ByteField {
   readonly key: Uint8Array;
   /** The column of a string field, fed the value's bytes as they are; null for other types. */
   readonly strings: VarBytesColumn | null;
+  /** The column of a date, time or timestamp field, which parses its text from bytes; null for other types. */
+  readonly text: TextColumn | null;
   /** int, long, decimal: a number of more than 15 digits needs the exact (lossless) path. */
   readonly exact: boolean;
 }
@@ -152,7 +154,9 @@ export class ByteRowReader {
       }
       if (k >= end) return -1;
       if (field.strings !== null) field.strings.appendEncoded(b, i + 1, k);
-      else if (column.append(b.toString(ascii ? 'latin1' : 'utf8', i + 1, k)) !== null) return -1;
+      else if (field.text !== null) {
+        if (!field.text.appendText(b, i + 1, k)) return -1;
+      } else if (column.append(b.toString(ascii ? 'latin1' : 'utf8', i + 1, k)) !== null) return -1;
       return k + 1;
     }
     if (c === MINUS || (c >= ZERO && c <= ZERO + 9)) {

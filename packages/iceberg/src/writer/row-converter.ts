@@ -3,7 +3,7 @@ import { type Data, type DataType, Field, List, Map_, RecordBatch, Schema as Arr
 import { isLosslessNumber } from 'lossless-json';
 import type { Schema } from '../spec/schema.ts';
 import { type IcebergType, containsUnsupported, describeType } from '../spec/types.ts';
-import { type Column, type Failure, type RejectReason, VarBytesColumn } from './columns.ts';
+import { type Column, type Failure, isTextColumn, type RejectReason, VarBytesColumn } from './columns.ts';
 import { isJsonObject, ListColumn, MapColumn, StructColumn, type StructSlot, UnsupportedColumn, structSlot } from './nested-columns.ts';
 import { longLiterals, parseJsonLossless } from './json-row.ts';
 import { type ByteField, ByteRowReader } from './ndjson-bytes.ts';
@@ -117,6 +117,7 @@ export function compileRowConverter(schema: Schema, options: RowConverterOptions
       slot,
       key: Buffer.from(field.name, 'utf8'),
       strings: field.type.kind === 'string' && slot.column instanceof VarBytesColumn ? slot.column : null,
+      text: isTextColumn(slot.column) ? slot.column : null,
       exact: holdsExactNumbers(field.type),
     };
   });

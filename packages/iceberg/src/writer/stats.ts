@@ -15,11 +15,14 @@ export type StatsFunction = (chunks: readonly Data[]) => ColumnStats;
 /** Strings are truncated to this many code points in bounds (Iceberg's default `truncate(16)`). */
 const STRING_BOUND_LENGTH = 16;
 
-function isValid(data: Data, i: number): boolean {
-  if (data.nullCount === 0) return true;
-  const bitmap = data.nullBitmap as Uint8Array;
-  const at = data.offset + i;
-  return (((bitmap[at >> 3] as number) >> (at & 7)) & 1) === 1;
+/** The validity bitmap of `data`, or null when it has no nulls (read once per chunk: `nullCount` is a getter with work in it). */
+function validity(data: Data): Uint8Array | null {
+  return data.nullCount === 0 ? null : (data.nullBitmap as Uint8Array);
+}
+
+/** Whether slot `at` (offset included) is valid. */
+function isValid(bitmap: Uint8Array | null, at: number): boolean {
+  return bitmap === null || (((bitmap[at >> 3] as number) >> (at & 7)) & 1) === 1;
 }
 
 function littleEndian(size: 4 | 8, write: (view: DataView) => void): Uint8Array {
@@ -34,9 +37,10 @@ export const int32Stats: StatsFunction = (chunks) => {
   let max = -Infinity;
   for (const data of chunks) {
     const values = data.values as Int32Array;
-    for (let i = 0; i < data.length; i++) {
-      if (!isValid(data, i)) continue;
-      const v = values[data.offset + i] as number;
+    const bitmap = validity(data);
+    for (let at = data.offset; at < data.offset + data.length; at++) {
+      if (!isValid(bitmap, at)) continue;
+      const v = values[at] as number;
       if (v < min) min = v;
       if (v > max) max = v;
     }
@@ -51,34 +55,37 @@ export const int32Stats: StatsFunction = (chunks) => {
 /** long, time, timestamp, timestamptz: 8-byte little-endian. */
 export const int64Stats: StatsFunction = (chunks) => {
   // Compared as (signed high word, unsigned low word) to avoid a bigint per value.
-  let min: { words: Uint32Array; at: number } | undefined;
-  let max: { words: Uint32Array; at: number } | undefined;
+  let minHi = Infinity;
+  let minLo = 0;
+  let maxHi = -Infinity;
+  let maxLo = 0;
   for (const data of chunks) {
     const values = data.values as BigInt64Array;
     const words = new Uint32Array(values.buffer, values.byteOffset, values.length * 2);
-    for (let i = 0; i < data.length; i++) {
-      if (!isValid(data, i)) continue;
-      const at = 2 * (data.offset + i);
-      if (min === undefined || compare64(words, at, min.words, min.at) < 0) min = { words, at };
-      if (max === undefined || compare64(words, at, max.words, max.at) > 0) max = { words, at };
+    const bitmap = validity(data);
+    for (let at = data.offset; at < data.offset + data.length; at++) {
+      if (!isValid(bitmap, at)) continue;
+      const hi = (words[2 * at + 1] as number) | 0;
+      const lo = words[2 * at] as number;
+      if (hi < minHi || (hi === minHi && lo < minLo)) {
+        minHi = hi;
+        minLo = lo;
+      }
+      if (hi > maxHi || (hi === maxHi && lo > maxLo)) {
+        maxHi = hi;
+        maxLo = lo;
+      }
     }
   }
-  if (min === undefined || max === undefined) return {};
-  return { lower: copyWords(min.words, min.at, 2), upper: copyWords(max.words, max.at, 2) };
+  if (minHi === Infinity) return {};
+  return { lower: int64Bytes(minHi, minLo), upper: int64Bytes(maxHi, maxLo) };
 };
 
-function compare64(a: Uint32Array, i: number, b: Uint32Array, j: number): number {
-  const hiA = (a[i + 1] as number) | 0;
-  const hiB = (b[j + 1] as number) | 0;
-  if (hiA !== hiB) return hiA < hiB ? -1 : 1;
-  const loA = a[i] as number;
-  const loB = b[j] as number;
-  return loA === loB ? 0 : loA < loB ? -1 : 1;
-}
-
-/** The little-endian bytes of `count` words (the platform is little-endian, as Arrow's buffers are). */
-function copyWords(words: Uint32Array, at: number, count: number): Uint8Array {
-  return new Uint8Array(words.buffer.slice(words.byteOffset + 4 * at, words.byteOffset + 4 * (at + count)));
+function int64Bytes(hi: number, lo: number): Uint8Array {
+  return littleEndian(8, (view) => {
+    view.setUint32(0, lo, true);
+    view.setInt32(4, hi, true);
+  });
 }
 
 /** float and double: little-endian IEEE 754; NaN never a bound, counted instead; ±0 widened. */
@@ -90,9 +97,10 @@ function floatStats(size: 4 | 8): StatsFunction {
     let any = false;
     for (const data of chunks) {
       const values = data.values as Float32Array | Float64Array;
-      for (let i = 0; i < data.length; i++) {
-        if (!isValid(data, i)) continue;
-        const v = values[data.offset + i] as number;
+      const bitmap = validity(data);
+      for (let at = data.offset; at < data.offset + data.length; at++) {
+        if (!isValid(bitmap, at)) continue;
+        const v = values[at] as number;
         if (v !== v) {
           nanCount++;
           continue;
@@ -121,9 +129,9 @@ export const boolStats: StatsFunction = (chunks) => {
   let sawTrue = false;
   for (const data of chunks) {
     const bits = data.values as Uint8Array;
-    for (let i = 0; i < data.length; i++) {
-      if (!isValid(data, i)) continue;
-      const at = data.offset + i;
+    const bitmap = validity(data);
+    for (let at = data.offset; at < data.offset + data.length; at++) {
+      if (!isValid(bitmap, at)) continue;
       if ((((bits[at >> 3] as number) >> (at & 7)) & 1) === 1) sawTrue = true;
       else sawFalse = true;
     }
@@ -157,9 +165,10 @@ export const decimalStats: StatsFunction = (chunks) => {
   let max: { words: Uint32Array; at: number } | undefined;
   for (const data of chunks) {
     const words = data.values as Uint32Array;
-    for (let i = 0; i < data.length; i++) {
-      if (!isValid(data, i)) continue;
-      const at = 4 * (data.offset + i);
+    const bitmap = validity(data);
+    for (let slot = data.offset; slot < data.offset + data.length; slot++) {
+      if (!isValid(bitmap, slot)) continue;
+      const at = 4 * slot;
       if (min === undefined || compare128(words, at, min.words, min.at) < 0) min = { words, at };
       if (max === undefined || compare128(words, at, max.words, max.at) > 0) max = { words, at };
     }
@@ -204,14 +213,28 @@ function byteExtremes(chunks: readonly Data[], width: number | undefined): { min
   for (const data of chunks) {
     const bytes = data.values as Uint8Array;
     const offsets = data.valueOffsets as Int32Array | undefined;
-    for (let i = 0; i < data.length; i++) {
-      if (!isValid(data, i)) continue;
-      const at = data.offset + i;
+    const bitmap = validity(data);
+    // The extremes of this chunk as positions, turned into ranges once per chunk.
+    let minStart = -1;
+    let minEnd = -1;
+    let maxStart = -1;
+    let maxEnd = -1;
+    for (let at = data.offset; at < data.offset + data.length; at++) {
+      if (!isValid(bitmap, at)) continue;
       const start = width === undefined ? (offsets?.[at] as number) : at * width;
       const end = width === undefined ? (offsets?.[at + 1] as number) : start + width;
-      if (min === undefined || compareBytes(bytes, start, end, min.bytes, min.start, min.end) < 0) min = { bytes, start, end };
-      if (max === undefined || compareBytes(bytes, start, end, max.bytes, max.start, max.end) > 0) max = { bytes, start, end };
+      if (minStart < 0 || compareBytes(bytes, start, end, bytes, minStart, minEnd) < 0) {
+        minStart = start;
+        minEnd = end;
+      }
+      if (maxStart < 0 || compareBytes(bytes, start, end, bytes, maxStart, maxEnd) > 0) {
+        maxStart = start;
+        maxEnd = end;
+      }
     }
+    if (minStart < 0) continue;
+    if (min === undefined || compareBytes(bytes, minStart, minEnd, min.bytes, min.start, min.end) < 0) min = { bytes, start: minStart, end: minEnd };
+    if (max === undefined || compareBytes(bytes, maxStart, maxEnd, max.bytes, max.start, max.end) > 0) max = { bytes, start: maxStart, end: maxEnd };
   }
   if (min === undefined || max === undefined) return undefined;
   const copy = (range: ByteRange) => Buffer.from(range.bytes.subarray(range.start, range.end));
@@ -254,3 +277,33 @@ export function truncatedUpperBound(value: string): string | undefined {
   }
   return undefined;
 }
+
+/**
+ * How two bounds of one type compare, in their serialised form: what merging the metrics of
+ * parts written apart needs (the lower bound of the whole is the least of the parts' lower
+ * bounds, the upper the greatest; truncated string bounds keep this, as truncation keeps order).
+ */
+export type BoundOrder = (a: Uint8Array, b: Uint8Array) => number;
+
+function view(bytes: Uint8Array): DataView {
+  return new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+function sign(n: number | bigint): number {
+  return n < 0 ? -1 : n > 0 ? 1 : 0;
+}
+
+export const int32Order: BoundOrder = (a, b) => sign(view(a).getInt32(0, true) - view(b).getInt32(0, true));
+export const int64Order: BoundOrder = (a, b) => sign(view(a).getBigInt64(0, true) - view(b).getBigInt64(0, true));
+export const float32Order: BoundOrder = (a, b) => sign(view(a).getFloat32(0, true) - view(b).getFloat32(0, true));
+export const float64Order: BoundOrder = (a, b) => sign(view(a).getFloat64(0, true) - view(b).getFloat64(0, true));
+/** Booleans, strings (UTF-8 orders by code point) and uuids: unsigned bytes. */
+export const bytesOrder: BoundOrder = (a, b) => compareBytes(a, 0, a.length, b, 0, b.length);
+
+function fromTwosComplement(bytes: Uint8Array): bigint {
+  let value = 0n;
+  for (const byte of bytes) value = (value << 8n) | BigInt(byte);
+  return BigInt.asIntN(8 * bytes.length, value);
+}
+
+export const decimalOrder: BoundOrder = (a, b) => sign(fromTwosComplement(a) - fromTwosComplement(b));

@@ -29,8 +29,15 @@ import {
   VarBytesColumn,
 } from './columns.ts';
 import {
+  type BoundOrder,
   boolStats,
+  bytesOrder,
+  decimalOrder,
   decimalStats,
+  float32Order,
+  float64Order,
+  int32Order,
+  int64Order,
   float32Stats,
   float64Stats,
   int32Stats,
@@ -42,8 +49,11 @@ import {
 import {
   base64Length,
   parseDate,
+  parseDateBytes,
   parseTime,
+  parseTimeBytes,
   parseTimestamp,
+  parseTimestampBytes,
   toDecimal,
   toFloat32,
   toFloat64,
@@ -67,6 +77,8 @@ export interface TypeRule<T extends PrimitiveType> {
   column(type: T, spec: LeafSpec): Column;
   /** Absent when the type has no bounds this writer computes (binary, fixed). */
   stats?: StatsFunction;
+  /** How the bounds `stats` gives compare (present with `stats`). */
+  boundOrder?: BoundOrder;
 }
 
 type Rules = { readonly [K in PrimitiveType['kind']]: TypeRule<Extract<PrimitiveType, { kind: K }>> };
@@ -113,30 +125,35 @@ export const TYPE_TABLE: Rules = {
     arrow: () => new Bool(),
     column: (_, spec) => new BoolColumn(spec),
     stats: boolStats,
+    boundOrder: bytesOrder,
   },
   int: {
     expected: () => 'int (a JSON integer from -2147483648 to 2147483647)',
     arrow: () => new Int32(),
     column: (_, spec) => new Int32Column(spec, toInt32),
     stats: int32Stats,
+    boundOrder: int32Order,
   },
   long: {
     expected: () => 'long (a JSON integer from -9223372036854775808 to 9223372036854775807)',
     arrow: () => new Int64(),
     column: (_, spec) => new Int64Column(spec, toInt64),
     stats: int64Stats,
+    boundOrder: int64Order,
   },
   float: {
     expected: () => 'float (a JSON number within the float range, or "NaN", "Infinity", "-Infinity")',
     arrow: () => new Float32(),
     column: (_, spec) => new FloatColumn(spec, 32, toFloat32),
     stats: float32Stats,
+    boundOrder: float32Order,
   },
   double: {
     expected: () => 'double (a JSON number, or "NaN", "Infinity", "-Infinity")',
     arrow: () => new Float64(),
     column: (_, spec) => new FloatColumn(spec, 64, toFloat64),
     stats: float64Stats,
+    boundOrder: float64Order,
   },
   decimal: {
     expected: (t) =>
@@ -144,42 +161,59 @@ export const TYPE_TABLE: Rules = {
     arrow: (t) => new Decimal(t.scale, t.precision, 128),
     column: (t, spec) => new DecimalColumn(spec, (value) => toDecimal(value, t.precision, t.scale)),
     stats: decimalStats,
+    boundOrder: decimalOrder,
   },
   date: {
     expected: () => 'date (a "YYYY-MM-DD" string)',
     arrow: () => new DateDay(),
-    column: (_, spec) => new Int32Column(spec, parseDate),
+    column: (_, spec) => new Int32Column(spec, parseDate, parseDateBytes),
     stats: int32Stats,
+    boundOrder: int32Order,
   },
   time: {
     expected: () => 'time (a "HH:MM:SS[.ffffff]" string)',
     arrow: () => new Time(TimeUnit.MICROSECOND, 64),
-    column: (_, spec) => new Int64Column(spec, parseTime),
+    column: (_, spec) => new Int64Column(spec, parseTime, parseTimeBytes),
     stats: int64Stats,
+    boundOrder: int64Order,
   },
   timestamp: {
     expected: () => `timestamp (a "${TIMESTAMP_FORMAT}" string, no offset other than Z or +00:00)`,
     arrow: () => new Timestamp(TimeUnit.MICROSECOND),
-    column: (_, spec) => new Int64Column(spec, (value) => parseTimestamp(value, 'utc_or_none')),
+    column: (_, spec) =>
+      new Int64Column(
+        spec,
+        (value) => parseTimestamp(value, 'utc_or_none'),
+        (bytes, start, end) => parseTimestampBytes(bytes, start, end, 'utc_or_none'),
+      ),
     stats: int64Stats,
+    boundOrder: int64Order,
   },
   timestamptz: {
     expected: () => `timestamptz (an RFC 3339 "${TIMESTAMP_FORMAT}" string with Z or a ±HH:MM offset)`,
     arrow: () => new Timestamp(TimeUnit.MICROSECOND, 'UTC'),
-    column: (_, spec) => new Int64Column(spec, (value) => parseTimestamp(value, 'offset_required')),
+    column: (_, spec) =>
+      new Int64Column(
+        spec,
+        (value) => parseTimestamp(value, 'offset_required'),
+        (bytes, start, end) => parseTimestampBytes(bytes, start, end, 'offset_required'),
+      ),
     stats: int64Stats,
+    boundOrder: int64Order,
   },
   string: {
     expected: () => 'string (a JSON string of valid Unicode)',
     arrow: () => new Utf8(),
     column: (_, spec) => new VarBytesColumn(spec, UTF8),
     stats: stringStats,
+    boundOrder: bytesOrder,
   },
   uuid: {
     expected: () => 'uuid (a "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" hex string)',
     arrow: () => new FixedSizeBinary(16),
     column: (_, spec) => new FixedBytesColumn(spec, 16, writeUuid),
     stats: uuidStats,
+    boundOrder: bytesOrder,
   },
   fixed: {
     expected: (t) => `fixed[${t.length}] (a base64 string of exactly ${t.length} bytes)`,

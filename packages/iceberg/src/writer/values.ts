@@ -206,18 +206,39 @@ function shortDecimal(text: string, scale: number): number | undefined {
 }
 
 // ---- dates and times -------------------------------------------------------------------------
+//
+// The parsers read bytes (ASCII), so rows read straight from NDJSON bytes need no string; a
+// string value is first copied into a scratch buffer (every valid spelling is ASCII).
 
 const DAYS_IN_MONTH = [0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
-function digit(text: string, i: number): number {
-  const d = text.charCodeAt(i) - 48;
+let scratch = new Uint8Array(64);
+
+/** Copies ASCII `text` into `scratch`; its length, or -1 when it holds any other character. */
+function toScratch(text: string): number {
+  if (text.length > scratch.length) scratch = new Uint8Array(2 * text.length);
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code >= 0x80) return -1;
+    scratch[i] = code;
+  }
+  return text.length;
+}
+
+/** The byte at `i`, or -1 at or past `end`. */
+function byteAt(b: Uint8Array, i: number, end: number): number {
+  return i < end ? (b[i] as number) : -1;
+}
+
+function digit(b: Uint8Array, i: number, end: number): number {
+  const d = byteAt(b, i, end) - 48;
   return d >= 0 && d <= 9 ? d : -1;
 }
 
 /** Two decimal digits at `i`, or -1. */
-function twoDigits(text: string, i: number): number {
-  const tens = digit(text, i);
-  const ones = digit(text, i + 1);
+function twoDigits(b: Uint8Array, i: number, end: number): number {
+  const tens = digit(b, i, end);
+  const ones = digit(b, i + 1, end);
   return tens < 0 || ones < 0 ? -1 : tens * 10 + ones;
 }
 
@@ -232,13 +253,13 @@ function daysFromCivil(year: number, month: number, day: number): number {
 }
 
 /** `YYYY-MM-DD` at `i`; days since the epoch or -1e9 when invalid. */
-function dateAt(text: string, i: number): number {
-  const century = twoDigits(text, i);
-  const yearOfCentury = twoDigits(text, i + 2);
+function dateAt(b: Uint8Array, i: number, end: number): number {
+  const century = twoDigits(b, i, end);
+  const yearOfCentury = twoDigits(b, i + 2, end);
   const year = century * 100 + yearOfCentury;
-  const month = twoDigits(text, i + 5);
-  const day = twoDigits(text, i + 8);
-  if (century < 0 || yearOfCentury < 0 || text.charCodeAt(i + 4) !== 45 || text.charCodeAt(i + 7) !== 45) return -1e9;
+  const month = twoDigits(b, i + 5, end);
+  const day = twoDigits(b, i + 8, end);
+  if (century < 0 || yearOfCentury < 0 || byteAt(b, i + 4, end) !== 45 || byteAt(b, i + 7, end) !== 45) return -1e9;
   if (month < 1 || month > 12 || day < 1) return -1e9;
   const leap = month === 2 && year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
   if (day > (DAYS_IN_MONTH[month] as number) + (leap ? 1 : 0)) return -1e9;
@@ -247,8 +268,13 @@ function dateAt(text: string, i: number): number {
 
 /** date: `YYYY-MM-DD`, days since 1970-01-01. */
 export function parseDate(value: unknown): number | undefined {
-  if (typeof value !== 'string' || value.length !== 10) return undefined;
-  const days = dateAt(value, 0);
+  return typeof value === 'string' ? parseDateBytes(scratch, 0, toScratch(value)) : undefined;
+}
+
+/** `parseDate` of the text in `b[start, end)`. */
+export function parseDateBytes(b: Uint8Array, start: number, end: number): number | undefined {
+  if (end - start !== 10) return undefined;
+  const days = dateAt(b, start, end);
   return days === -1e9 ? undefined : days;
 }
 
@@ -259,26 +285,26 @@ let timeEnd = 0;
  * `HH:MM:SS[.fraction]` at `i`; microseconds since midnight or -1 when invalid. Fraction
  * digits beyond the sixth must be zeros (microsecond precision, never rounded).
  */
-function timeAt(text: string, i: number): number {
-  const hour = twoDigits(text, i);
-  const minute = twoDigits(text, i + 3);
-  const second = twoDigits(text, i + 6);
-  if (text.charCodeAt(i + 2) !== 58 || text.charCodeAt(i + 5) !== 58) return -1;
+function timeAt(b: Uint8Array, i: number, end: number): number {
+  const hour = twoDigits(b, i, end);
+  const minute = twoDigits(b, i + 3, end);
+  const second = twoDigits(b, i + 6, end);
+  if (byteAt(b, i + 2, end) !== 58 || byteAt(b, i + 5, end) !== 58) return -1;
   if (hour < 0 || hour > 23 || minute < 0 || minute > 59 || second < 0 || second > 59) return -1;
   let micros = ((hour * 60 + minute) * 60 + second) * 1_000_000;
   let at = i + 8;
-  if (text.charCodeAt(at) === 46) {
+  if (byteAt(b, at, end) === 46) {
     at++;
-    const start = at;
+    const first = at;
     let scale = 100_000;
-    for (; at < text.length; at++) {
-      const d = digit(text, at);
+    for (; at < end; at++) {
+      const d = digit(b, at, end);
       if (d < 0) break;
       if (scale >= 1) micros += d * scale;
       else if (d !== 0) return -1;
       scale /= 10;
     }
-    if (at === start) return -1;
+    if (at === first) return -1;
   }
   timeEnd = at;
   return micros;
@@ -286,9 +312,14 @@ function timeAt(text: string, i: number): number {
 
 /** time: `HH:MM:SS[.ffffff]`, microseconds since midnight. */
 export function parseTime(value: unknown): number | undefined {
-  if (typeof value !== 'string' || value.length < 8) return undefined;
-  const micros = timeAt(value, 0);
-  return micros < 0 || timeEnd !== value.length ? undefined : micros;
+  return typeof value === 'string' ? parseTimeBytes(scratch, 0, toScratch(value)) : undefined;
+}
+
+/** `parseTime` of the text in `b[start, end)`. */
+export function parseTimeBytes(b: Uint8Array, start: number, end: number): number | undefined {
+  if (end - start < 8) return undefined;
+  const micros = timeAt(b, start, end);
+  return micros < 0 || timeEnd !== end ? undefined : micros;
 }
 
 /** How a timestamp string's zone designator is treated. */
@@ -303,23 +334,28 @@ export type ZonePolicy =
  * epoch (UTC for timestamptz).
  */
 export function parseTimestamp(value: unknown, zone: ZonePolicy): number | bigint | undefined {
-  if (typeof value !== 'string' || value.length < 19) return undefined;
-  const days = dateAt(value, 0);
-  const separator = value.charCodeAt(10);
+  return typeof value === 'string' ? parseTimestampBytes(scratch, 0, toScratch(value), zone) : undefined;
+}
+
+/** `parseTimestamp` of the text in `b[start, end)`. */
+export function parseTimestampBytes(b: Uint8Array, start: number, end: number, zone: ZonePolicy): number | bigint | undefined {
+  if (end - start < 19) return undefined;
+  const days = dateAt(b, start, end);
+  const separator = byteAt(b, start + 10, end);
   if (days === -1e9 || (separator !== 84 && separator !== 116 && separator !== 32)) return undefined;
-  const micros = timeAt(value, 11);
+  const micros = timeAt(b, start + 11, end);
   if (micros < 0) return undefined;
   let offsetMinutes = 0;
   const at = timeEnd;
-  const designator = value.charCodeAt(at);
-  if (at === value.length) {
+  const designator = byteAt(b, at, end);
+  if (at === end) {
     if (zone === 'offset_required') return undefined;
   } else if (designator === 90 || designator === 122) {
-    if (at + 1 !== value.length) return undefined;
+    if (at + 1 !== end) return undefined;
   } else if (designator === 43 || designator === 45) {
-    const hours = twoDigits(value, at + 1);
-    const minutes = twoDigits(value, at + 4);
-    if (at + 6 !== value.length || value.charCodeAt(at + 3) !== 58) return undefined;
+    const hours = twoDigits(b, at + 1, end);
+    const minutes = twoDigits(b, at + 4, end);
+    if (at + 6 !== end || byteAt(b, at + 3, end) !== 58) return undefined;
     if (hours < 0 || hours > 23 || minutes < 0 || minutes > 59) return undefined;
     offsetMinutes = (designator === 45 ? -1 : 1) * (hours * 60 + minutes);
     if (zone === 'utc_or_none' && offsetMinutes !== 0) return undefined;

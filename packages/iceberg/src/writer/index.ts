@@ -4,7 +4,15 @@ export { parseJsonRow } from './json-row.ts';
 export { readManifest, type WriteManifestOptions, writeManifest } from './manifest.ts';
 export { type FieldSummary, type ManifestFile, readManifestList, type WriteManifestListOptions, writeManifestList } from './manifest-list.ts';
 export { MANIFEST_ENTRY_V2_SCHEMA, MANIFEST_FILE_V2_SCHEMA } from './manifest-schemas.ts';
-export { type ParquetCompression, type ParquetWriteOptions, type WrittenParquet, writeParquet } from './parquet.ts';
+export {
+  joinParquetParts,
+  type ParquetCompression,
+  type ParquetPart,
+  type ParquetWriteOptions,
+  type WrittenParquet,
+  writeParquet,
+  writeParquetPart,
+} from './parquet.ts';
 export { convertNdjson, type NdjsonChunk, type NdjsonConversion } from './ndjson-chunks.ts';
 export {
   compileRowConverter,

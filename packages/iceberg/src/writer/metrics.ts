@@ -5,6 +5,19 @@ import { isPrimitive } from '../spec/types.ts';
 import type { DataFileMetrics } from './data-file.ts';
 import { PARQUET_FIELD_ID, ruleFor } from './type-table.ts';
 
+/** The metrics that come from the rows (counts and bounds), not from the file's layout. */
+export interface DataMetrics {
+  valueCounts: Map<number, bigint>;
+  nullValueCounts: Map<number, bigint>;
+  nanValueCounts: Map<number, bigint>;
+  lowerBounds: Map<number, Uint8Array>;
+  upperBounds: Map<number, Uint8Array>;
+}
+
+function emptyDataMetrics(): DataMetrics {
+  return { valueCounts: new Map(), nullValueCounts: new Map(), nanValueCounts: new Map(), lowerBounds: new Map(), upperBounds: new Map() };
+}
+
 /**
  * Manifest metrics for one Parquet file, every value exact:
  * - column sizes for every leaf column, from the Parquet footer;
@@ -12,24 +25,27 @@ import { PARQUET_FIELD_ID, ruleFor } from './type-table.ts';
  *   that was written. Nested fields get none (allowed: missing metrics only cost pruning).
  */
 export function fileMetrics(table: Table, footer: FileMetaData, schema: Schema | undefined): DataFileMetrics {
-  const metrics = {
-    columnSizes: new Map<number, bigint>(),
-    valueCounts: new Map<number, bigint>(),
-    nullValueCounts: new Map<number, bigint>(),
-    nanValueCounts: new Map<number, bigint>(),
-    lowerBounds: new Map<number, Uint8Array>(),
-    upperBounds: new Map<number, Uint8Array>(),
-  };
+  return { ...footerMetrics(footer), ...dataMetrics(table, schema) };
+}
 
+/** Column sizes and split offsets, from the footer. */
+export function footerMetrics(footer: FileMetaData): Pick<DataFileMetrics, 'columnSizes' | 'splitOffsets'> {
+  const columnSizes = new Map<number, bigint>();
   const leafIds = leafFieldIds(footer);
   for (const group of footer.row_groups) {
     group.columns.forEach((chunk, i) => {
       const id = leafIds[i];
       const size = chunk.meta_data?.total_compressed_size;
-      if (id !== undefined && size !== undefined) metrics.columnSizes.set(id, (metrics.columnSizes.get(id) ?? 0n) + size);
+      if (id !== undefined && size !== undefined) columnSizes.set(id, (columnSizes.get(id) ?? 0n) + size);
     });
   }
+  const splitOffsets = rowGroupOffsets(footer);
+  return splitOffsets === undefined ? { columnSizes } : { columnSizes, splitOffsets };
+}
 
+/** Counts and bounds of the top-level primitive columns (bounds and NaN counts need the schema). */
+export function dataMetrics(table: Table, schema: Schema | undefined): DataMetrics {
+  const metrics = emptyDataMetrics();
   const types = new Map(schema?.fields.map((field) => [field.id, field.type]));
   table.schema.fields.forEach((field, i) => {
     const id = Number(field.metadata.get(PARQUET_FIELD_ID));
@@ -47,8 +63,44 @@ export function fileMetrics(table: Table, footer: FileMetaData, schema: Schema |
     if (stats.lower !== undefined) metrics.lowerBounds.set(id, stats.lower);
     if (stats.upper !== undefined) metrics.upperBounds.set(id, stats.upper);
   });
-  const splitOffsets = rowGroupOffsets(footer);
-  return splitOffsets === undefined ? metrics : { ...metrics, splitOffsets };
+  return metrics;
+}
+
+/**
+ * The data metrics of rows written as parts (e.g. row groups written apart), equal to those of
+ * all the rows at once: counts add up; the lower bound is the least of the parts', the upper
+ * the greatest, compared as the column's type orders them. A part that has values but no upper
+ * bound (a string whose bound cannot be cut) leaves the whole without one. Bounds need the
+ * schema: without it, only counts are merged.
+ */
+export function mergeDataMetrics(parts: readonly DataMetrics[], schema: Schema | undefined): DataMetrics {
+  const merged = emptyDataMetrics();
+  const add = (target: Map<number, bigint>, source: ReadonlyMap<number, bigint>) => {
+    for (const [id, n] of source) target.set(id, (target.get(id) ?? 0n) + n);
+  };
+  for (const part of parts) {
+    add(merged.valueCounts, part.valueCounts);
+    add(merged.nullValueCounts, part.nullValueCounts);
+    add(merged.nanValueCounts, part.nanValueCounts);
+  }
+  for (const field of schema?.fields ?? []) {
+    if (!isPrimitive(field.type)) continue;
+    const order = ruleFor(field.type).boundOrder;
+    if (order === undefined) continue;
+    let lower: Uint8Array | undefined;
+    let upper: Uint8Array | undefined;
+    let noUpper = false;
+    for (const part of parts) {
+      const partLower = part.lowerBounds.get(field.id);
+      const partUpper = part.upperBounds.get(field.id);
+      if (partLower !== undefined && (lower === undefined || order(partLower, lower) < 0)) lower = partLower;
+      if (partUpper !== undefined && (upper === undefined || order(partUpper, upper) > 0)) upper = partUpper;
+      if (partLower !== undefined && partUpper === undefined) noUpper = true;
+    }
+    if (lower !== undefined) merged.lowerBounds.set(field.id, lower);
+    if (upper !== undefined && !noUpper) merged.upperBounds.set(field.id, upper);
+  }
+  return merged;
 }
 
 /** Where each row group starts (its first column chunk's first page), if the footer says so for all. */

@@ -3,7 +3,8 @@ import { parquetMetadata } from 'hyparquet';
 import { Compression, Table as WasmTable, WriterPropertiesBuilder, writeParquet as writeWasmParquet } from 'parquet-wasm';
 import type { Schema } from '../spec/schema.ts';
 import type { DataFileMetrics } from './data-file.ts';
-import { fileMetrics } from './metrics.ts';
+import { type DataMetrics, dataMetrics, fileMetrics, footerMetrics, mergeDataMetrics } from './metrics.ts';
+import { concatParquet } from './parquet-concat.ts';
 
 export type ParquetCompression = 'zstd' | 'snappy' | 'gzip' | 'lz4_raw' | 'uncompressed';
 
@@ -36,13 +37,44 @@ const CODECS: Readonly<Record<ParquetCompression, Compression>> = {
  * Iceberg readers find columns.
  */
 export function writeParquet(table: Table, options: ParquetWriteOptions = {}): WrittenParquet {
-  let builder = new WriterPropertiesBuilder().setCompression(CODECS[options.compression ?? 'zstd']);
-  if (options.rowGroupSize !== undefined) builder = builder.setMaxRowGroupSize(options.rowGroupSize);
-  // Both calls take ownership of their arguments' wasm memory and free it.
-  const bytes = writeWasmParquet(WasmTable.fromIPCStream(tableToIPC(table, 'stream')), builder.build());
+  const bytes = encodeParquet(table, options);
   return {
     bytes,
     recordCount: table.numRows,
     metrics: fileMetrics(table, parquetMetadata(bytes), options.schema),
+  };
+}
+
+function encodeParquet(table: Table, options: ParquetWriteOptions): Uint8Array {
+  let builder = new WriterPropertiesBuilder().setCompression(CODECS[options.compression ?? 'zstd']);
+  if (options.rowGroupSize !== undefined) builder = builder.setMaxRowGroupSize(options.rowGroupSize);
+  // Both calls take ownership of their arguments' wasm memory and free it.
+  return writeWasmParquet(WasmTable.fromIPCStream(tableToIPC(table, 'stream')), builder.build());
+}
+
+/** Rows written as a Parquet file of their own, to be joined with others into one file. */
+export interface ParquetPart {
+  bytes: Uint8Array;
+  recordCount: number;
+  /** Counts and bounds of the part's rows. */
+  metrics: DataMetrics;
+}
+
+/** Writes a part (`joinParquetParts` makes one file of parts written with the same options). */
+export function writeParquetPart(table: Table, options: ParquetWriteOptions = {}): ParquetPart {
+  return { bytes: encodeParquet(table, options), recordCount: table.numRows, metrics: dataMetrics(table, options.schema) };
+}
+
+/**
+ * Parts written apart (e.g. on several threads) as one Parquet file, their row groups in the
+ * order given, with the metrics `writeParquet` would give for all their rows (pass the same
+ * schema the parts were written with).
+ */
+export function joinParquetParts(parts: readonly ParquetPart[], schema?: Schema): WrittenParquet {
+  const bytes = concatParquet(parts.map((part) => part.bytes));
+  return {
+    bytes,
+    recordCount: parts.reduce((sum, part) => sum + part.recordCount, 0),
+    metrics: { ...footerMetrics(parquetMetadata(bytes)), ...mergeDataMetrics(parts.map((part) => part.metrics), schema) },
   };
 }

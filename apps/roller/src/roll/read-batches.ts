@@ -20,7 +20,8 @@ export interface IntakeBatch {
 
 /** Reads in flight at once: the store answers small GETs faster side by side, up to a point. */
 const READ_AHEAD = 8;
-const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
+/** A received stamp as the intake writes it and a timestamptz column takes it: at most microseconds. */
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?(Z|[+-]\d{2}:\d{2})$/;
 
 /**
  * Every pending batch of the sink in the intake, one level under its prefix (rejects live a

@@ -1,0 +1,20 @@
+import type { FileIO } from '../io/file-io.ts';
+import type { DataFile } from '../writer/data-file.ts';
+import type { WrittenParquet } from '../writer/parquet.ts';
+import { dataFileLocation } from './locations.ts';
+
+export interface PutDataFileOptions {
+  io: FileIO;
+  /** The table's `location` from its metadata. */
+  tableLocation: string;
+  /** A Parquet file already written, e.g. by `NdjsonConverterPool.writeParquet`. */
+  written: WrittenParquet;
+}
+
+/** Uploads a written Parquet file as a data file under `<location>/data/` and describes it for a manifest. */
+export async function putDataFile(options: PutDataFileOptions): Promise<DataFile> {
+  const location = dataFileLocation(options.tableLocation);
+  const { bytes, recordCount, metrics } = options.written;
+  await options.io.put(location, bytes);
+  return { filePath: location, fileSizeInBytes: bytes.byteLength, recordCount, metrics };
+}

@@ -4,6 +4,7 @@ import { BATCH_CONTENT_TYPE, BATCH_METADATA, batchKey, isStoreError, md5Hex, typ
 import type { FastifyBaseLogger } from 'fastify';
 import { ApiError, apiError, RETRY_AFTER_SECONDS } from '../errors.ts';
 import { scanBatch } from './intake-scan.ts';
+import type { Settler } from './intake-settle.ts';
 import { sendKeyRefused } from './send-keys.ts';
 
 /**
@@ -11,7 +12,8 @@ import { sendKeyRefused } from './send-keys.ts';
  * in the order that loses nothing:
  *   1. claim (sink, batch id, body hash) in the ledger as 'storing';
  *   2. one PUT of the NDJSON object, never over an existing one;
- *   3. the row becomes 'pending' and the month's usage grows, in one statement;
+ *   3. the row becomes 'pending' and the month's usage grows, in one transaction
+ *      (intake-settle.ts);
  * and only then 202. A failure at 2 removes the claim and answers 503, so no ledger row
  * claims a batch that is not stored.
  */
@@ -25,6 +27,7 @@ export interface SendingSink {
 export interface IntakeDeps {
   pool: Pool;
   intake: ObjectStore;
+  settler: Settler;
   log: FastifyBaseLogger;
 }
 
@@ -199,34 +202,6 @@ async function store(deps: IntakeDeps, sink: SendingSink, batchId: string, ndjso
 }
 
 /**
- * Step 3: the row becomes pending with the answer kept for replays, and the month's usage
- * counters grow, in one statement (one transaction). The sink row is share-locked and must
- * be live: a delete either waits for this and then discards the batch, or goes first and
- * this settles nothing. Answers false when nothing was settled.
- */
-async function settle(pool: Pool, sink: SendingSink, batchId: string, receivedAt: string, response: SendResult): Promise<boolean> {
-  const rows = await query(
-    pool,
-    `WITH live AS (SELECT id FROM sinks WHERE id = $1 AND deleted_at IS NULL FOR SHARE),
-     settled AS (
-       UPDATE sink_batches SET state = 'pending', received_at = $3::timestamptz, response = $4
-        WHERE sink_id = $1 AND batch_id = $2 AND state = 'storing' AND EXISTS (SELECT 1 FROM live)
-        RETURNING bytes, rows, rejected, received_at)
-     INSERT INTO usage_ingest AS u (project_id, sink_id, month, bytes, batches, rows_accepted, rows_rejected, last_received_at)
-     SELECT $5, $1, date_trunc('month', received_at AT TIME ZONE 'UTC')::date, bytes, 1, rows, rejected, received_at FROM settled
-     ON CONFLICT (project_id, sink_id, month) DO UPDATE SET
-       bytes = u.bytes + EXCLUDED.bytes,
-       batches = u.batches + 1,
-       rows_accepted = u.rows_accepted + EXCLUDED.rows_accepted,
-       rows_rejected = u.rows_rejected + EXCLUDED.rows_rejected,
-       last_received_at = greatest(u.last_received_at, EXCLUDED.last_received_at)
-     RETURNING 1`,
-    [sink.id, batchId, receivedAt, JSON.stringify(response), sink.projectId],
-  );
-  return rows.length === 1;
-}
-
-/**
  * Checks a send body, stores it and records it. `body.bytes` is changed in place (its
  * objects are compacted into the NDJSON object), so nothing else may read it afterwards;
  * `body.sha256` is the hash of the bytes as sent, which tells a replay from a conflict.
@@ -272,7 +247,8 @@ export async function acceptBatch(deps: IntakeDeps, sink: SendingSink, batchId: 
   }
 
   const response: SendResult = { accepted: objects, rejected: refused, reasons, batch_id: batchId, bytes: ndjson.length, received_at: receivedAt, state: 'pending' };
-  if (await throughDatabase(() => settle(deps.pool, sink, batchId, receivedAt, response))) return { status: 202, body: response };
+  const settlement = { sinkId: sink.id, projectId: sink.projectId, batchId, receivedAt, response };
+  if (await throughDatabase(() => deps.settler.settle(settlement))) return { status: 202, body: response };
   // Nothing settled: the sink was deleted meanwhile, or a replay took the claim over and finished.
   const now = await throughDatabase(() => existingBatch(deps.pool, sink.id, batchId));
   if (!now?.live) {

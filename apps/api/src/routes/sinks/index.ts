@@ -2,6 +2,7 @@ import { ObjectStore } from '@tablemere/store';
 import type { FastifyInstance } from 'fastify';
 import type { RouteDeps } from '../../deps.ts';
 import { BacklogGauge } from '../../domain/intake-backlog.ts';
+import { Settler } from '../../domain/intake-settle.ts';
 import { SendKeyCache } from '../../domain/send-keys.ts';
 import { apiKeyScope } from '../../http/auth.ts';
 import { getBatch } from './batch.ts';
@@ -25,6 +26,7 @@ export function sinkRoutes(app: FastifyInstance, deps: RouteDeps): void {
     intake: new ObjectStore(deps.s3, deps.intakeBucket),
     backlog: new BacklogGauge(deps.pool, deps.sinkBacklog),
     sendKeys: new SendKeyCache(deps.pool),
+    settler: new Settler(deps.pool),
   };
   app.register(
     apiKeyScope(deps.pool, 'read', (read) => {

@@ -1,0 +1,99 @@
+import type { SendResult } from '@tablemere/contracts';
+import { query, type Pool } from '@tablemere/db';
+
+/** One batch whose object is stored and whose claim should become pending. */
+export interface Settlement {
+  sinkId: string;
+  projectId: string;
+  batchId: string;
+  /** The received time the object carries (RFC 3339, microseconds). */
+  receivedAt: string;
+  response: SendResult;
+}
+
+/** Settlements written by one statement at most. */
+const MAX_GROUP = 500;
+
+/**
+ * Step 3 of the intake, in groups. Each settlement's ledger row becomes 'pending' (with the
+ * answer kept for replays) in the same transaction that adds it to the month's usage
+ * counters. The counters are one row per sink and month, and a row lock is held until
+ * commit, so settling batch by batch would serialise every send of a sink on one fsync.
+ * Instead, settlements that arrive while a group is being written wait and go together in
+ * the next one: one statement, one commit, one counter update per sink for the whole
+ * group. An idle process writes a lone settlement at once.
+ *
+ * The sinks' rows are share-locked and must be live: a delete either waits for the group
+ * and then discards its batches, or goes first and the group settles nothing of that sink.
+ */
+export class Settler {
+  private queue: Array<{ item: Settlement; resolve: (settled: boolean) => void; reject: (error: unknown) => void }> = [];
+  private writing = false;
+
+  constructor(private readonly pool: Pool) {}
+
+  /** Resolves true once the batch is pending (committed), false when its claim or sink was gone. */
+  settle(item: Settlement): Promise<boolean> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ item, resolve, reject });
+      if (!this.writing) void this.drain();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    this.writing = true;
+    try {
+      while (this.queue.length > 0) {
+        const group = this.queue.splice(0, MAX_GROUP);
+        try {
+          const settled = await settleGroup(this.pool, group.map((g) => g.item));
+          for (const { item, resolve } of group) resolve(settled.has(`${item.sinkId}/${item.batchId}`));
+        } catch (error) {
+          for (const { reject } of group) reject(error);
+        }
+      }
+    } finally {
+      this.writing = false;
+    }
+  }
+}
+
+async function settleGroup(pool: Pool, items: Settlement[]): Promise<Set<string>> {
+  const rows = await query<{ sink_id: string; batch_id: string }>(
+    pool,
+    `WITH v AS (
+       SELECT * FROM unnest($1::text[], $2::uuid[], $3::text[], $4::timestamptz[], $5::jsonb[])
+         AS v (sink_id, project_id, batch_id, received_at, response)),
+     live AS (
+       SELECT id FROM sinks WHERE id IN (SELECT sink_id FROM v) AND deleted_at IS NULL ORDER BY id FOR SHARE),
+     settled AS (
+       UPDATE sink_batches b SET state = 'pending', received_at = v.received_at, response = v.response
+         FROM v
+        WHERE b.sink_id = v.sink_id AND b.batch_id = v.batch_id AND b.state = 'storing'
+          AND v.sink_id IN (SELECT id FROM live)
+        RETURNING b.sink_id, b.batch_id, v.project_id, b.bytes, b.rows, b.rejected, b.received_at),
+     counted AS (
+       INSERT INTO usage_ingest AS u (project_id, sink_id, month, bytes, batches, rows_accepted, rows_rejected, last_received_at)
+       SELECT project_id, sink_id, date_trunc('month', received_at AT TIME ZONE 'UTC')::date AS month,
+              sum(bytes), count(*), sum(rows), sum(rejected), max(received_at)
+         FROM settled GROUP BY 1, 2, 3
+        -- Counter rows are locked in one order by every group, so two processes cannot deadlock.
+        ORDER BY 1, 2, 3
+       ON CONFLICT (project_id, sink_id, month) DO UPDATE SET
+         bytes = u.bytes + EXCLUDED.bytes,
+         batches = u.batches + EXCLUDED.batches,
+         rows_accepted = u.rows_accepted + EXCLUDED.rows_accepted,
+         rows_rejected = u.rows_rejected + EXCLUDED.rows_rejected,
+         last_received_at = greatest(u.last_received_at, EXCLUDED.last_received_at)
+       RETURNING 1)
+     SELECT sink_id, batch_id FROM settled`,
+    [
+      items.map((i) => i.sinkId),
+      items.map((i) => i.projectId),
+      items.map((i) => i.batchId),
+      items.map((i) => i.receivedAt),
+      items.map((i) => JSON.stringify(i.response)),
+    ],
+  );
+  return new Set(rows.map((r) => `${r.sink_id}/${r.batch_id}`));
+}

@@ -20,6 +20,7 @@ let ns: string;
 let sink: CreatedSink;
 let nextX = 0;
 const sentX: number[] = [];
+let batchesSent = 0;
 
 beforeAll(async () => {
   stack = await startTestStack();
@@ -43,6 +44,7 @@ async function sendBatches(tag: string, batches: number): Promise<void> {
     const rows = [{ x: nextX++, who: tag }, { x: nextX++ }, { who: 'no x: rejected' }];
     sentX.push(rows[0]!.x!, rows[1]!.x!);
     await send(stack, sink, `${tag}-${b}`, rows);
+    batchesSent++;
   }
 }
 
@@ -73,7 +75,10 @@ describe('crash safety', () => {
       await rollClean();
       await expectExactlyOnce(await pyicebergRows(ns, 'events'));
       expect(await intakeBatches(stack, sink.id)).toEqual([]);
-      expect((await getSink(stack, sink.id)).lag.batches_waiting).toBe(0);
+      const view = await getSink(stack, sink.id);
+      expect(view.lag.batches_waiting).toBe(0);
+      // Reports made on recovery carry the counts too: one rejected row per batch, each counted once.
+      expect(view.rejects).toMatchObject({ rows_total: batchesSent, batches_with_rejects: batchesSent });
     });
   }
 
@@ -113,6 +118,7 @@ describe('crash safety', () => {
     expect(await intakeBatches(stack, sink.id)).toEqual([]);
     const view = await getSink(stack, sink.id);
     expect(view.lag.batches_waiting).toBe(0);
+    expect(view.rejects).toMatchObject({ rows_total: batchesSent, batches_with_rejects: batchesSent });
     const kills = Object.values(killedIn).reduce((a, b) => a + b, 0);
     console.log(`[crash] ${kills} of ${runs} runs killed mid-roll (by step started: ${JSON.stringify(killedIn)}); ${sentX.length} rows, each exactly once`);
     expect(kills).toBeGreaterThan(runs / 2);

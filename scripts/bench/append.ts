@@ -4,13 +4,15 @@
  * Needs the local stack (`npm start`). Prints every run, min and median per side, the ratio
  * and a line for STATE.md.
  *
- *   npm run bench:append [-- --mib 64 --runs 3 --workers 2 --keep]
+ *   npm run bench:append [-- --mib 64 --runs 3 --workers 2 --warm 16 --keep]
  *
  * Both sides run as their own process and are timed alike: from loading the table to the
  * committed snapshot (read the file, parse and convert, Parquet zstd, upload, commit). What a
- * long-lived writer does once is outside the timing on both sides: imports and the catalog
- * client (PyIceberg), the converter pool's workers and the Parquet writer's first call (ours).
- * `--workers 0` converts on the main thread alone.
+ * long-lived writer has done before is outside the timing on both sides: imports and the
+ * catalog client (PyIceberg); the converter pool's workers and a warm-up on other rows, so the
+ * JIT and WebAssembly code is compiled as in a running roller (ours; `--warm 0` for a cold
+ * start). `--workers 0` converts on the main thread alone. On a shared machine, compare the
+ * CPU seconds too: they move less with the load than the wall time.
  */
 import { execFile } from 'node:child_process';
 import { closeSync, createWriteStream, fstatSync, openSync, readSync } from 'node:fs';
@@ -66,10 +68,9 @@ function prng(seed: number): () => number {
   };
 }
 
-/** Writes sensor-like NDJSON until the file reaches `bytes`; returns the row count. */
-async function generate(file: string, bytes: number): Promise<number> {
-  const random = prng(42);
-  const out = createWriteStream(file);
+/** Sensor-like NDJSON in pieces of 1,000 rows, until about `bytes` (seeded: the same seed, the same rows). */
+function* sensorRows(seed: number, bytes: number): Generator<{ text: string; rows: number }> {
+  const random = prng(seed);
   const start = Date.UTC(2026, 0, 1);
   let written = 0;
   let rows = 0;
@@ -90,9 +91,19 @@ async function generate(file: string, bytes: number): Promise<number> {
       };
       lines.push(JSON.stringify(row));
     }
-    const chunk = `${lines.join('\n')}\n`;
-    written += Buffer.byteLength(chunk);
-    if (!out.write(chunk)) await new Promise<void>((resolve) => out.once('drain', () => resolve()));
+    const text = `${lines.join('\n')}\n`;
+    written += Buffer.byteLength(text);
+    yield { text, rows: 1000 };
+  }
+}
+
+/** Writes the benchmark's NDJSON file of about `bytes`; returns the row count. */
+async function generate(file: string, bytes: number): Promise<number> {
+  const out = createWriteStream(file);
+  let rows = 0;
+  for (const piece of sensorRows(42, bytes)) {
+    rows += piece.rows;
+    if (!out.write(piece.text)) await new Promise<void>((resolve) => out.once('drain', () => resolve()));
   }
   await new Promise<void>((resolve, reject) => out.end((error?: Error | null) => (error ? reject(error) : resolve())));
   return rows;
@@ -149,18 +160,27 @@ function connection(env: Record<string, string>): { catalog: () => Promise<RestC
   };
 }
 
+/**
+ * Gets the writer to where a long-lived one is: compiled code for the conversion and the
+ * Parquet writer in every thread that runs them (V8 optimises hot code as it runs, and
+ * compiles WebAssembly lazily). `mib` of other rows than the measured ones, 0 for a cold start.
+ */
+async function warmUp(pool: NdjsonConverterPool | undefined, mib: number): Promise<void> {
+  if (mib <= 0) return;
+  const schema = schemaFromJson({ ...SCHEMA, 'schema-id': 0 });
+  const chunks = [...sensorRows(7, mib * MIB)].map((piece) => ({ bytes: Buffer.from(piece.text) }));
+  if (pool) await pool.writeParquet(schema, chunks);
+  else writeParquet(convertNdjson(schema, chunks).table, { schema });
+}
+
 /** Our side, in its own process (`--child`): prints one Run as JSON. */
-async function appendOurs(file: string, namespace: string, name: string, workers: number): Promise<Run> {
+async function appendOurs(file: string, namespace: string, name: string, workers: number, warmMiB: number): Promise<Run> {
   const connect = connection(stackEnv());
   const catalog = await connect.catalog();
   const io = connect.io();
   const setupStarted = performance.now();
   const pool = workers > 0 ? await NdjsonConverterPool.start({ workers }) : undefined;
-  // The Parquet writer compiles on its first call, in each thread that writes.
-  const warmSchema = schemaFromJson({ ...SCHEMA, 'schema-id': 0 });
-  const warmRows = [{ bytes: Buffer.from('{"seq":1,"device":"d","ts":"2026-01-01T00:00:00Z"}\n') }];
-  writeParquet(convertNdjson(warmSchema, warmRows).table, { schema: warmSchema });
-  if (pool) await Promise.all(Array.from({ length: pool.size }, () => pool.writeParquet(warmSchema, warmRows)));
+  await warmUp(pool, warmMiB);
   const setup = (performance.now() - setupStarted) / 1000;
 
   const cpuStarted = process.cpuUsage();
@@ -210,8 +230,8 @@ async function runChild(program: string, args: string[], env: Record<string, str
   return JSON.parse(stdout) as Run;
 }
 
-function ours(file: string, namespace: string, name: string, workers: number): Promise<Run> {
-  return runChild(process.execPath, ['--import', 'tsx', SELF, '--child', file, namespace, name, '--workers', String(workers)], {});
+function ours(file: string, namespace: string, name: string, workers: number, warm: number): Promise<Run> {
+  return runChild(process.execPath, ['--import', 'tsx', SELF, '--child', file, namespace, name, '--workers', String(workers), '--warm', String(warm)], {});
 }
 
 function pyiceberg(env: Record<string, string>, file: string, namespace: string, name: string): Promise<Run> {
@@ -250,15 +270,18 @@ async function main(): Promise<void> {
       mib: { type: 'string', default: '64' },
       runs: { type: 'string', default: '3' },
       workers: { type: 'string', default: String(os.availableParallelism()) },
+      warm: { type: 'string', default: '16' },
       keep: { type: 'boolean', default: false },
     },
   });
   const mib = Number(args.mib);
   const runs = Number(args.runs);
   const workers = Number(args.workers);
+  const warm = Number(args.warm);
   if (!Number.isFinite(mib) || mib <= 0) throw new Error('--mib takes a positive number');
   if (!Number.isInteger(runs) || runs < 1) throw new Error('--runs takes a positive integer');
   if (!Number.isInteger(workers) || workers < 0) throw new Error('--workers takes 0 or more');
+  if (!Number.isFinite(warm) || warm < 0) throw new Error('--warm takes 0 or more MiB');
 
   const env = stackEnv();
   const connect = connection(env);
@@ -268,7 +291,9 @@ async function main(): Promise<void> {
   try {
     const rows = await generate(file, mib * MIB);
     const size = (await stat(file)).size;
-    console.log(`NDJSON: ${(size / MIB).toFixed(1)} MiB, ${rows} rows, ${SCHEMA.fields.length} columns; ours with ${workers} worker(s); ${os.availableParallelism()} cores`);
+    console.log(
+      `NDJSON: ${(size / MIB).toFixed(1)} MiB, ${rows} rows, ${SCHEMA.fields.length} columns; ours with ${workers} worker(s), ${warm} MiB warm-up; ${os.availableParallelism()} cores`,
+    );
     await catalog.createNamespace(namespace);
     const results: { ours: Run[]; twin: Run[] } = { ours: [], twin: [] };
     for (let r = 1; r <= runs; r++) {
@@ -278,7 +303,7 @@ async function main(): Promise<void> {
       const order = r % 2 === 1 ? (['ours', 'twin'] as const) : (['twin', 'ours'] as const);
       for (const side of order) {
         const load = loadAverage();
-        const run = side === 'ours' ? await ours(file, namespace, `ours_${r}`, workers) : await pyiceberg(env, file, namespace, `twin_${r}`);
+        const run = side === 'ours' ? await ours(file, namespace, `ours_${r}`, workers, warm) : await pyiceberg(env, file, namespace, `twin_${r}`);
         const total = await committedRecords(catalog, namespace, `${side}_${r}`);
         if (total !== String(rows) || run.rows !== rows) throw new Error(`${side} run ${r}: committed ${total} records, expected ${rows}`);
         results[side].push(run);
@@ -297,7 +322,7 @@ async function main(): Promise<void> {
     console.log(`ratio      PyIceberg time / ours: ${(t.median / o.median).toFixed(2)}x by median, ${(t.min / o.min).toFixed(2)}x by min (goal >= 1.0x)`);
     const date = new Date().toISOString().slice(0, 10);
     console.log(
-      `STATE: ${date} \`npm run bench:append\` (${runs} runs, ${workers} workers, load ${loadAverage()}): ${(size / MIB).toFixed(0)} MiB NDJSON, ${rows} rows x ${SCHEMA.fields.length} cols; ` +
+      `STATE: ${date} \`npm run bench:append\` (${runs} runs, ${workers} workers, ${warm} MiB warm-up, load ${loadAverage()}): ${(size / MIB).toFixed(0)} MiB NDJSON, ${rows} rows x ${SCHEMA.fields.length} cols; ` +
         `ours median ${o.median.toFixed(2)} s / min ${o.min.toFixed(2)} s (${speed(o.median)}, peak RSS ${Math.round(o.rss / MIB)} MiB); ` +
         `PyIceberg median ${t.median.toFixed(2)} s / min ${t.min.toFixed(2)} s (${speed(t.median)}, peak RSS ${Math.round(t.rss / MIB)} MiB); ` +
         `speed ratio ours/PyIceberg ${(t.median / o.median).toFixed(2)}x (median)`,
@@ -314,10 +339,13 @@ async function main(): Promise<void> {
 }
 
 async function child(): Promise<void> {
-  const { values, positionals } = parseArgs({ options: { child: { type: 'boolean' }, workers: { type: 'string', default: '0' } }, allowPositionals: true });
+  const { values, positionals } = parseArgs({
+    options: { child: { type: 'boolean' }, workers: { type: 'string', default: '0' }, warm: { type: 'string', default: '0' } },
+    allowPositionals: true,
+  });
   const [file, namespace, name] = positionals;
   if (!values.child || file === undefined || namespace === undefined || name === undefined) throw new Error('usage: --child <file> <namespace> <table>');
-  process.stdout.write(JSON.stringify(await appendOurs(file, namespace, name, Number(values.workers))));
+  process.stdout.write(JSON.stringify(await appendOurs(file, namespace, name, Number(values.workers), Number(values.warm))));
 }
 
 (process.argv.includes('--child') ? child() : main()).catch((error: unknown) => {

@@ -27,9 +27,11 @@ function converterFor(task: ConvertTask): RowConverter {
   return converter;
 }
 
+/** Newlines in `bytes` (a segment that is not a chunk's last ends with one). */
 function countLines(bytes: Uint8Array): number {
+  const b = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   let lines = 0;
-  for (let at = bytes.indexOf(0x0a); at >= 0; at = bytes.indexOf(0x0a, at + 1)) lines++;
+  for (let at = b.indexOf(0x0a); at >= 0; at = b.indexOf(0x0a, at + 1)) lines++;
   return lines;
 }
 
@@ -38,7 +40,10 @@ function convert(task: ConvertTask): { reply: WorkerReply; transfer: ArrayBuffer
   const converter = converterFor(task);
   const segments = task.segments.map((segment, i): SegmentReply => {
     setChunkInjected(converter, task.injected, segment, i);
-    return { result: converter.appendNdjson(segment.bytes), lines: segment.countLines ? countLines(segment.bytes) : 0 };
+    const result = converter.appendNdjson(segment.bytes);
+    // An unreadable segment stopped early: count its lines apart (rare).
+    const lines = result.ok ? result.lines : segment.countLines ? countLines(segment.bytes) : 0;
+    return { result, lines };
   });
   const table = converter.finish();
   if (task.parquet !== undefined) {

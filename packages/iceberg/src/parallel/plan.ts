@@ -153,5 +153,5 @@ function joinPieces(replies: readonly SegmentReply[]): NdjsonChunkResult {
     lines += pieceLines;
   }
   const error = notUtf8 ?? notJson;
-  return error === undefined ? { ok: true, rows, rejects } : { ok: false, error };
+  return error === undefined ? { ok: true, rows, lines, rejects } : { ok: false, error };
 }

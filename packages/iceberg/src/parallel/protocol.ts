@@ -9,7 +9,7 @@ import type { DataParts } from './arrow-transfer.ts';
 export interface SegmentTask {
   bytes: Uint8Array;
   injected: Readonly<Record<string, unknown>> | undefined;
-  /** The chunk continues after this segment: count its lines, to number the next segment's. */
+  /** The chunk continues after this segment: its line count numbers the next segment's lines. */
   countLines: boolean;
 }
 
@@ -27,7 +27,7 @@ export type ParquetOptions = Omit<ParquetWriteOptions, 'schema'>;
 
 export interface SegmentReply {
   result: NdjsonChunkResult;
-  /** Lines in the segment (only when asked for). */
+  /** Lines in the segment (those of an unreadable segment only when asked for). */
   lines: number;
 }
 

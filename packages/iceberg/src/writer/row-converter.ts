@@ -49,8 +49,11 @@ export function ndjsonChunkError(kind: NdjsonChunkError['kind'], line: number, d
   return { kind, line, detail, message: `line ${line + 1} is not JSON (${detail})` };
 }
 
-/** The outcome of one NDJSON chunk: its rows taken one by one, or none when it is unreadable. */
-export type NdjsonChunkResult = { ok: true; rows: number; rejects: NdjsonReject[] } | { ok: false; error: NdjsonChunkError };
+/**
+ * The outcome of one NDJSON chunk: its rows taken one by one (`rows` taken, `rejects` not, of
+ * `lines` lines, blank ones included), or none when it is unreadable.
+ */
+export type NdjsonChunkResult = { ok: true; rows: number; lines: number; rejects: NdjsonReject[] } | { ok: false; error: NdjsonChunkError };
 
 export interface RowConverterOptions {
   /**
@@ -193,7 +196,8 @@ class Converter implements RowConverter {
     }
     const before = this.root.length;
     const rejects: NdjsonReject[] = [];
-    for (let start = 0, line = 0; start < b.length; line++) {
+    let line = 0;
+    for (let start = 0; start < b.length; line++) {
       const newline = b.indexOf(NEWLINE, start);
       const end = newline < 0 ? b.length : newline;
       if (!this.reader.read(b, start, end) && !isBlank(b, start, end)) {
@@ -210,7 +214,7 @@ class Converter implements RowConverter {
       }
       start = end + 1;
     }
-    return { ok: true, rows: this.root.length - before, rejects };
+    return { ok: true, rows: this.root.length - before, lines: line, rejects };
   }
 
   truncate(rowCount: number): void {

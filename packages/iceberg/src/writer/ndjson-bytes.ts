@@ -20,7 +20,10 @@ export interface ByteField {
   readonly strings: VarBytesColumn | null;
   /** The column of a date, time or timestamp field, which parses its text from bytes; null for other types. */
   readonly text: TextColumn | null;
-  /** int, long, decimal: a number of more than 15 digits needs the exact (lossless) path. */
+  /**
+   * The type holds int, long or decimal values (nested ones included): a number of more than
+   * 15 digits needs the exact (lossless) path. Other types take `JSON.parse`'s doubles.
+   */
   readonly exact: boolean;
 }
 
@@ -168,7 +171,8 @@ export class ByteRowReader {
       if (after < 0) return -1;
       let parsed: unknown;
       try {
-        parsed = parseJsonRow(b.toString('utf8', i, after));
+        const text = b.toString('utf8', i, after);
+        parsed = field.exact ? parseJsonRow(text) : JSON.parse(text);
       } catch {
         return -1;
       }

@@ -25,13 +25,25 @@ class Slots {
   /** Makes room for one more slot; returns true when the capacity changed. */
   reserve(): boolean {
     if (this.length < this.capacity) return false;
-    this.capacity = Math.max(1024, this.capacity * 2);
+    this.setCapacity(Math.max(1024, this.capacity * 2));
+    return true;
+  }
+
+  /** Makes room for `slots` slots in all; returns true when the capacity changed. */
+  reserveTo(slots: number): boolean {
+    if (slots <= this.capacity) return false;
+    // A multiple of 8 keeps whole validity bytes.
+    this.setCapacity(Math.ceil(slots / 8) * 8);
+    return true;
+  }
+
+  private setCapacity(capacity: number): void {
+    this.capacity = capacity;
     if (this.validity !== null) {
-      const next = new Uint8Array(this.capacity >> 3);
+      const next = new Uint8Array(capacity >> 3);
       next.set(this.validity);
       this.validity = next;
     }
-    return true;
   }
 
   push(valid: boolean): void {
@@ -187,6 +199,11 @@ export class StructColumn implements Column {
     for (const field of this.fields) field.column.truncate(length);
   }
 
+  reserve(values: number): void {
+    this.slots.reserveTo(values);
+    for (const field of this.fields) field.column.reserve(values);
+  }
+
   finish(): Data {
     for (const field of this.fields) if (field.column instanceof UnsupportedColumn) field.column.truncate(0);
     const children = this.written.map((field) => field.column.finish());
@@ -245,6 +262,11 @@ export class ListColumn implements Column {
   truncate(length: number): void {
     this.slots.length = length;
     this.element.truncate(this.offsets[length] as number);
+  }
+
+  /** Room for `values` lists (their elements grow as they come). */
+  reserve(values: number): void {
+    if (this.slots.reserveTo(values)) this.offsets = growOffsets(this.offsets, this.slots.capacity);
   }
 
   finish(): Data {
@@ -363,6 +385,11 @@ export class MapColumn implements Column {
     this.values.truncate(entries);
   }
 
+  /** Room for `values` maps (their entries grow as they come). */
+  reserve(values: number): void {
+    if (this.slots.reserveTo(values)) this.offsets = growOffsets(this.offsets, this.slots.capacity);
+  }
+
   finish(): Data {
     const slots = this.slots.finish();
     const valueOffsets = this.offsets.subarray(0, slots.length + 1);
@@ -416,6 +443,8 @@ export class UnsupportedColumn implements Column {
   truncate(length: number): void {
     this.length = length;
   }
+
+  reserve(): void {}
 
   finish(): Data {
     throw new TypeError('an unsupported column has no Arrow data');

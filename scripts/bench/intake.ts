@@ -5,9 +5,11 @@
  *  1. small batches (100 rows, ~8 KB) at concurrency 50 for a fixed time;
  *  2. large batches (~10 MB) at concurrency 4 for a fixed count;
  *
- * each against a bare S3 PUT of the same bodies to the same store at the same concurrency
- * (one PUT with If-None-Match, content type and metadata, as the intake does). The two
- * alternate in short rounds, so a machine whose load changes meanwhile weighs on both alike.
+ * each against bare S3 PUTs of the same bodies to the same store at the same concurrency
+ * (one PUT with If-None-Match, content type and metadata, as the intake does): through the
+ * store's own signed PUT (what the intake uses) and through the AWS SDK's PutObjectCommand
+ * (what a producer writing to S3 itself would use). They alternate in short rounds, so a
+ * machine whose load changes meanwhile weighs on all alike.
  * Then 8 concurrent 16 MiB sends while the API's RSS is sampled from /proc. Prints
  * batches/s, MB/s, p50/p99 and the ratios, and one line for STATE.md.
  * Goals: small ≥ 0.8× bare PUT, large ≥ 100 MB/s, peak RSS ≤ 1 GiB.
@@ -17,11 +19,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { openSync, closeSync, readFileSync } from 'node:fs';
+import http from 'node:http';
 import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { CreateBucketCommand } from '@aws-sdk/client-s3';
+import { CreateBucketCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { SEND_BODY_LIMIT, type CreatedSink } from '@tablemere/contracts';
 import { createDatabase, dropDatabase, migrate } from '@tablemere/db';
 import { RestCatalog } from '@tablemere/iceberg';
@@ -79,6 +82,9 @@ interface PhaseResult {
   batches: number;
   bytes: number;
   seconds: number;
+  /** CPU time of the API process and of this process (the client, or the bare PUT) during the phase. */
+  apiCpuMs: number;
+  selfCpuMs: number;
   errors: number;
   firstError: string | undefined;
   latenciesMs: number[];
@@ -86,9 +92,21 @@ interface PhaseResult {
 
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 
+/** The API process, whose CPU time phases report. */
+let apiPid: number | undefined;
+
+/** User + system CPU time of `pid` in ms, from /proc (clock ticks of 10 ms). */
+function cpuMsOf(pid: number | undefined): number {
+  if (pid === undefined) return 0;
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
 /** Runs `one` with `concurrency` workers until `limit` (seconds or batches) is reached. */
 async function phase(concurrency: number, limit: { seconds: number } | { count: number }, one: (i: number) => Promise<number>): Promise<PhaseResult> {
-  const result: PhaseResult = { batches: 0, bytes: 0, seconds: 0, errors: 0, firstError: undefined, latenciesMs: [] };
+  const result: PhaseResult = { batches: 0, bytes: 0, seconds: 0, apiCpuMs: 0, selfCpuMs: 0, errors: 0, firstError: undefined, latenciesMs: [] };
+  const apiCpu = cpuMsOf(apiPid);
+  const selfCpu = process.cpuUsage();
   const started = performance.now();
   const deadline = 'seconds' in limit ? started + limit.seconds * 1000 : Infinity;
   let next = 0;
@@ -111,25 +129,29 @@ async function phase(concurrency: number, limit: { seconds: number } | { count: 
     }),
   );
   result.seconds = (performance.now() - started) / 1000;
+  result.apiCpuMs = cpuMsOf(apiPid) - apiCpu;
+  const self = process.cpuUsage(selfCpu);
+  result.selfCpuMs = (self.user + self.system) / 1000;
   result.latenciesMs.sort((a, b) => a - b);
   return result;
 }
 
-/** `rounds` rounds of `a` then `b`, each result summed over its rounds. */
-async function alternate(rounds: number, a: (round: number) => Promise<PhaseResult>, b: (round: number) => Promise<PhaseResult>): Promise<[PhaseResult, PhaseResult]> {
+/** `rounds` rounds of each runner in turn, each runner's results summed over its rounds. */
+async function alternate(rounds: number, runners: Array<(round: number) => Promise<PhaseResult>>): Promise<PhaseResult[]> {
   const sum = (into: PhaseResult, r: PhaseResult) => {
     into.batches += r.batches;
     into.bytes += r.bytes;
     into.seconds += r.seconds;
+    into.apiCpuMs += r.apiCpuMs;
+    into.selfCpuMs += r.selfCpuMs;
     into.errors += r.errors;
     into.firstError ??= r.firstError;
     into.latenciesMs.push(...r.latenciesMs);
   };
-  const empty = (): PhaseResult => ({ batches: 0, bytes: 0, seconds: 0, errors: 0, firstError: undefined, latenciesMs: [] });
-  const totals: [PhaseResult, PhaseResult] = [empty(), empty()];
+  const empty = (): PhaseResult => ({ batches: 0, bytes: 0, seconds: 0, apiCpuMs: 0, selfCpuMs: 0, errors: 0, firstError: undefined, latenciesMs: [] });
+  const totals = runners.map(empty);
   for (let round = 0; round < rounds; round++) {
-    sum(totals[0], await a(round));
-    sum(totals[1], await b(round));
+    for (const [i, runner] of runners.entries()) sum(totals[i]!, await runner(round));
   }
   for (const total of totals) total.latenciesMs.sort((x, y) => x - y);
   return totals;
@@ -141,7 +163,8 @@ function describe(name: string, r: PhaseResult) {
   const p50 = percentile(r.latenciesMs, 50);
   const p99 = percentile(r.latenciesMs, 99);
   console.log(
-    `${name.padEnd(28)} ${String(r.batches).padStart(6)} batches in ${r.seconds.toFixed(1)} s: ${perSecond.toFixed(1)} batches/s, ${mbPerSecond.toFixed(1)} MB/s, p50 ${p50.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms${r.errors ? `, ${r.errors} errors (${r.firstError})` : ''}`,
+    `${name.padEnd(28)} ${String(r.batches).padStart(6)} batches in ${r.seconds.toFixed(1)} s: ${perSecond.toFixed(1)} batches/s, ${mbPerSecond.toFixed(1)} MB/s, p50 ${p50.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms; ` +
+      `CPU per batch: API ${(r.apiCpuMs / r.batches).toFixed(2)} ms, bench ${(r.selfCpuMs / r.batches).toFixed(2)} ms${r.errors ? `, ${r.errors} errors (${r.firstError})` : ''}`,
   );
   return { perSecond, mbPerSecond, p50, p99 };
 }
@@ -233,6 +256,7 @@ async function main(): Promise<void> {
   });
   const adminKey = boot.adminKey!;
   const { child, url, logFile } = await startApi(databaseUrl, secretKey);
+  apiPid = child.pid;
   const namespace = `bench_intake_${run}`;
   const barePrefix = `bench-intake/${run}/`;
   let sink: CreatedSink | undefined;
@@ -250,14 +274,49 @@ async function main(): Promise<void> {
     });
     sink = (await api(url, 'POST', '/v1/sinks', adminKey, { name: 'bench', table: `${namespace}.events`, warehouse: 'garden' })) as CreatedSink;
     const target = sink;
-    const sendOne = async (batchId: string, body: Buffer): Promise<number> => {
-      const res = await fetch(`${url}/v1/sinks/${target.id}`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${target.send_key}`, 'idempotency-key': batchId, 'content-type': 'application/json' },
-        body,
+    // A plain keep-alive HTTP client, as a producer would use (fetch costs several times more CPU).
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+    const apiUrl = new URL(url);
+    const sendOne = (batchId: string, body: Buffer): Promise<number> =>
+      new Promise((resolve, reject) => {
+        const req = http.request(
+          {
+            method: 'POST',
+            hostname: apiUrl.hostname,
+            port: apiUrl.port,
+            path: `/v1/sinks/${target.id}`,
+            agent,
+            headers: {
+              authorization: `Bearer ${target.send_key}`,
+              'idempotency-key': batchId,
+              'content-type': 'application/json',
+              'content-length': String(body.length),
+            },
+          },
+          (res) => {
+            const chunks: Buffer[] = [];
+            res.on('data', (chunk: Buffer) => chunks.push(chunk));
+            res.on('end', () =>
+              res.statusCode === 202 ? resolve(body.length) : reject(new Error(`send: ${res.statusCode} ${Buffer.concat(chunks).toString().slice(0, 300)}`)),
+            );
+            res.on('error', reject);
+          },
+        );
+        req.on('error', reject);
+        req.end(body);
       });
-      const text = await res.text();
-      if (res.status !== 202) throw new Error(`send: ${res.status} ${text.slice(0, 300)}`);
+    // The same PUT through the AWS SDK's PutObjectCommand, as a producer writing to S3 itself would.
+    const sdkPutOne = async (key: string, body: Buffer): Promise<number> => {
+      await s3.send(
+        new PutObjectCommand({
+          Bucket: store.bucket,
+          Key: key,
+          Body: body,
+          ContentType: 'application/x-ndjson',
+          Metadata: { received: new Date().toISOString(), rows: '100', sink: target.id },
+          IfNoneMatch: '*',
+        }),
+      );
       return body.length;
     };
     const putOne = async (key: string, body: Buffer): Promise<number> => {
@@ -272,7 +331,9 @@ async function main(): Promise<void> {
     const smallBodies = Array.from({ length: 256 }, (_, i) => smallBody(i * 100));
     const largeBodies = Array.from({ length: 4 }, (_, i) => batchBody(i * 1_000_000, 10 * MB));
     const averageSmall = smallBodies.reduce((sum, b) => sum + b.length, 0) / smallBodies.length;
-    console.log(`bench:intake run ${run}: API pid ${child.pid} at ${url}, store ${env.AWS_ENDPOINT_URL}, ${os.cpus().length} cores`);
+    console.log(
+      `bench:intake run ${run}: API pid ${child.pid} at ${url}, store ${env.AWS_ENDPOINT_URL}, ${os.cpus().length} cores, load average ${os.loadavg()[0]!.toFixed(1)}`,
+    );
     console.log(`small bodies ~${(averageSmall / 1024).toFixed(1)} KiB (100 rows), large bodies ~${(largeBodies[0]!.length / MB).toFixed(1)} MB`);
 
     // Warm-up: connections, JIT, the sink's first rows.
@@ -280,21 +341,23 @@ async function main(): Promise<void> {
     await phase(8, { count: 200 }, (i) => putOne(`${barePrefix}warm-${i}.ndjson`, smallBodies[i % smallBodies.length]!));
 
     const slice = { seconds: seconds / rounds };
-    const [smallApiRun, smallBareRun] = await alternate(
-      rounds,
+    const [smallApiRun, smallBareRun, smallSdkRun] = await alternate(rounds, [
       (round) => phase(50, slice, (i) => sendOne(`s-${round}-${i}`, smallBodies[i % smallBodies.length]!)),
       (round) => phase(50, slice, (i) => putOne(`${barePrefix}s-${round}-${i}.ndjson`, smallBodies[i % smallBodies.length]!)),
-    );
-    const smallApi = describe('small via API (c=50)', smallApiRun);
-    const smallBare = describe('small bare PUT (c=50)', smallBareRun);
+      (round) => phase(50, slice, (i) => sdkPutOne(`${barePrefix}sdk-s-${round}-${i}.ndjson`, smallBodies[i % smallBodies.length]!)),
+    ]);
+    const smallApi = describe('small via API (c=50)', smallApiRun!);
+    const smallBare = describe('small bare PUT (c=50)', smallBareRun!);
+    const smallSdk = describe('small SDK PutObject (c=50)', smallSdkRun!);
     const share = { count: Math.max(1, Math.round(largeCount / rounds)) };
-    const [largeApiRun, largeBareRun] = await alternate(
-      rounds,
+    const [largeApiRun, largeBareRun, largeSdkRun] = await alternate(rounds, [
       (round) => phase(4, share, (i) => sendOne(`l-${round}-${i}`, largeBodies[i % largeBodies.length]!)),
       (round) => phase(4, share, (i) => putOne(`${barePrefix}l-${round}-${i}.ndjson`, largeBodies[i % largeBodies.length]!)),
-    );
-    const largeApi = describe('large via API (c=4)', largeApiRun);
-    const largeBare = describe('large bare PUT (c=4)', largeBareRun);
+      (round) => phase(4, share, (i) => sdkPutOne(`${barePrefix}sdk-l-${round}-${i}.ndjson`, largeBodies[i % largeBodies.length]!)),
+    ]);
+    const largeApi = describe('large via API (c=4)', largeApiRun!);
+    const largeBare = describe('large bare PUT (c=4)', largeBareRun!);
+    const largeSdk = describe('large SDK PutObject (c=4)', largeSdkRun!);
 
     // Peak RSS of the API process under 8 concurrent sends of (just under) 16 MiB.
     const biggest = batchBody(50_000_000, SEND_BODY_LIMIT - 4096);
@@ -312,14 +375,20 @@ async function main(): Promise<void> {
 
     const smallRatio = smallApi.perSecond / smallBare.perSecond;
     const largeRatio = largeApi.mbPerSecond / largeBare.mbPerSecond;
-    console.log(`small: API ${smallApi.perSecond.toFixed(0)} vs bare ${smallBare.perSecond.toFixed(0)} batches/s = ${smallRatio.toFixed(2)}x (goal >= 0.8x)`);
-    console.log(`large: API ${largeApi.mbPerSecond.toFixed(0)} MB/s vs bare ${largeBare.mbPerSecond.toFixed(0)} MB/s = ${largeRatio.toFixed(2)}x (goal >= 100 MB/s)`);
+    const smallSdkRatio = smallApi.perSecond / smallSdk.perSecond;
+    const largeSdkRatio = largeApi.mbPerSecond / largeSdk.mbPerSecond;
+    console.log(
+      `small: API ${smallApi.perSecond.toFixed(0)} batches/s vs bare signed PUT ${smallBare.perSecond.toFixed(0)} = ${smallRatio.toFixed(2)}x, vs SDK PutObject ${smallSdk.perSecond.toFixed(0)} = ${smallSdkRatio.toFixed(2)}x (goal >= 0.8x)`,
+    );
+    console.log(
+      `large: API ${largeApi.mbPerSecond.toFixed(0)} MB/s vs bare signed PUT ${largeBare.mbPerSecond.toFixed(0)} = ${largeRatio.toFixed(2)}x, vs SDK PutObject ${largeSdk.mbPerSecond.toFixed(0)} = ${largeSdkRatio.toFixed(2)}x (goal >= 100 MB/s)`,
+    );
     console.log(`API RSS: idle ${(idleRss / MIB).toFixed(0)} MiB, peak under 8 x 16 MiB sends ${(peakRss / MIB).toFixed(0)} MiB (VmHWM ${(hwm / MIB).toFixed(0)} MiB; goal <= 1024 MiB)`);
     const date = new Date().toISOString().slice(0, 16).replace('T', ' ');
     console.log(
-      `\nSTATE.md: ${date}Z \`npm run bench:intake\` (${os.cpus().length} cores, API as a process on the local stack): small 100-row ~${(averageSmall / 1000).toFixed(0)} KB batches c=50 ` +
-        `${smallApi.perSecond.toFixed(0)}/s (p50 ${smallApi.p50.toFixed(0)} ms, p99 ${smallApi.p99.toFixed(0)} ms) vs bare PUT ${smallBare.perSecond.toFixed(0)}/s = ${smallRatio.toFixed(2)}x; ` +
-        `large ~10 MB c=4 ${largeApi.mbPerSecond.toFixed(0)} MB/s (p50 ${largeApi.p50.toFixed(0)} ms, p99 ${largeApi.p99.toFixed(0)} ms) vs bare ${largeBare.mbPerSecond.toFixed(0)} MB/s = ${largeRatio.toFixed(2)}x; ` +
+      `\nSTATE.md: ${date}Z \`npm run bench:intake\` (${os.cpus().length} cores, load average ${os.loadavg()[0]!.toFixed(1)}, API as a process on the local stack): small 100-row ~${(averageSmall / 1000).toFixed(0)} KB batches c=50 ` +
+        `${smallApi.perSecond.toFixed(0)}/s (p50 ${smallApi.p50.toFixed(0)} ms, p99 ${smallApi.p99.toFixed(0)} ms) vs bare signed PUT ${smallBare.perSecond.toFixed(0)}/s = ${smallRatio.toFixed(2)}x, vs SDK PutObject ${smallSdk.perSecond.toFixed(0)}/s = ${smallSdkRatio.toFixed(2)}x; ` +
+        `large ~10 MB c=4 ${largeApi.mbPerSecond.toFixed(0)} MB/s (p50 ${largeApi.p50.toFixed(0)} ms, p99 ${largeApi.p99.toFixed(0)} ms) vs bare signed PUT ${largeBare.mbPerSecond.toFixed(0)} MB/s = ${largeRatio.toFixed(2)}x, vs SDK PutObject ${largeSdk.mbPerSecond.toFixed(0)} MB/s = ${largeSdkRatio.toFixed(2)}x; ` +
         `peak API RSS under 8 concurrent 16 MiB sends ${(peakRss / MIB).toFixed(0)} MiB.`,
     );
   } finally {

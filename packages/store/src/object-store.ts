@@ -6,10 +6,10 @@ import {
   HeadBucketCommand,
   HeadObjectCommand,
   ListObjectsV2Command,
-  PutObjectCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { StoreError, isStoreError, toStoreError } from './errors.ts';
+import { putRefusal, signedPutFor, type SignedPutAnswer } from './signed-put.ts';
 
 /** DeleteObjects takes at most this many keys per call (S3's limit, SeaweedFS's too). */
 export const DELETE_BATCH_LIMIT = 1000;
@@ -82,7 +82,8 @@ export function md5Hex(bytes: Uint8Array): string {
 
 /**
  * One bucket of an S3-compatible store. Every failure is a StoreError with a kind from a
- * closed set. Objects go up in one PUT each, never multipart.
+ * closed set. Objects go up in one PUT each, never multipart, signed and sent directly
+ * (signed-put.ts); the other calls go through the SDK client.
  */
 export class ObjectStore {
   constructor(
@@ -102,31 +103,30 @@ export class ObjectStore {
    * read-only (over quota) bucket answers.
    */
   async put(key: string, body: Uint8Array, options: PutOptions): Promise<{ etag: string | undefined }> {
+    const what = `put ${this.uri(key)}`;
+    let answer: SignedPutAnswer;
     try {
-      const answer = await this.client.send(
-        new PutObjectCommand({
-          Bucket: this.bucket,
-          Key: key,
-          Body: body,
-          ContentLength: body.byteLength,
-          ContentType: options.contentType,
-          ...(options.metadata ? { Metadata: options.metadata } : {}),
-          ...(options.ifAbsent ? { IfNoneMatch: '*' } : {}),
-        }),
-        options.abortSignal ? { abortSignal: options.abortSignal } : {},
-      );
-      return { etag: unquote(answer.ETag) };
+      answer = await signedPutFor(this.client).put({
+        bucket: this.bucket,
+        key,
+        body,
+        contentType: options.contentType,
+        metadata: options.metadata ?? {},
+        ifAbsent: options.ifAbsent ?? false,
+        ...(options.abortSignal ? { abortSignal: options.abortSignal } : {}),
+      });
     } catch (error) {
-      const failure = toStoreError(`put ${this.uri(key)}`, error);
-      if (failure.kind === 'denied' && failure.code === 'AccessDenied' && (await this.readable())) {
-        throw new StoreError('quota_exceeded', `${failure.message}: the bucket is readable but refuses writes (read-only or over quota)`, {
-          ...(failure.status ? { status: failure.status } : {}),
-          ...(failure.code ? { code: failure.code } : {}),
-          cause: error,
-        });
-      }
-      throw failure;
+      throw toStoreError(what, error);
     }
+    if (answer.ok) return { etag: answer.etag };
+    const failure = putRefusal(what, answer);
+    if (failure.kind === 'denied' && failure.code === 'AccessDenied' && (await this.readable())) {
+      throw new StoreError('quota_exceeded', `${failure.message}: the bucket is readable but refuses writes (read-only or over quota)`, {
+        status: answer.status,
+        code: 'AccessDenied',
+      });
+    }
+    throw failure;
   }
 
   async head(key: string): Promise<ObjectHead> {

@@ -1,5 +1,6 @@
 import type { SendResult } from '@tablemere/contracts';
-import { query, type Pool } from '@tablemere/db';
+import type { Pool } from '@tablemere/db';
+import { prepared } from './intake.ts';
 
 /** One batch whose object is stored and whose claim should become pending. */
 export interface Settlement {
@@ -59,8 +60,9 @@ export class Settler {
 }
 
 async function settleGroup(pool: Pool, items: Settlement[]): Promise<Set<string>> {
-  const rows = await query<{ sink_id: string; batch_id: string }>(
+  const rows = await prepared<{ sink_id: string; batch_id: string }>(
     pool,
+    'intake-settle',
     `WITH v AS (
        SELECT * FROM unnest($1::text[], $2::uuid[], $3::text[], $4::timestamptz[], $5::jsonb[])
          AS v (sink_id, project_id, batch_id, received_at, response)),

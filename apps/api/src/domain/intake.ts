@@ -1,5 +1,6 @@
 import { SEND_REASONS_LIMIT, type SendResult } from '@tablemere/contracts';
 import { query, queryOne, type Pool } from '@tablemere/db';
+import type { QueryResultRow } from 'pg';
 import { BATCH_CONTENT_TYPE, BATCH_METADATA, batchKey, isStoreError, md5Hex, type ObjectStore } from '@tablemere/store';
 import type { FastifyBaseLogger } from 'fastify';
 import { ApiError, apiError, RETRY_AFTER_SECONDS } from '../errors.ts';
@@ -132,8 +133,9 @@ function existingBatch(pool: Pool, sinkId: string, batchId: string): Promise<Exi
 async function claim(pool: Pool, sinkId: string, batchId: string, digest: Buffer, sizes: Sizes): Promise<Claim> {
   // Twice at most: a row seen in the first round may be gone (released) before the second.
   for (let round = 0; round < 2; round++) {
-    const inserted = await queryOne<{ received_text: string }>(
+    const [inserted] = await prepared<{ received_text: string }>(
       pool,
+      'intake-claim',
       `INSERT INTO sink_batches (sink_id, batch_id, body_sha256, bytes, rows, rejected, received_at, state)
        SELECT $1, $2, $3, $4, $5, $6, clock_timestamp(), 'storing'
         WHERE EXISTS (SELECT 1 FROM sinks WHERE id = $1 AND deleted_at IS NULL)
@@ -159,6 +161,14 @@ async function claim(pool: Pool, sinkId: string, batchId: string, digest: Buffer
     return taken ? { kind: 'claimed', receivedAt: taken.received_text } : { kind: 'in_progress' };
   }
   return { kind: 'in_progress' };
+}
+
+/**
+ * A statement that runs for every batch, sent as a named (prepared) statement: parsed and
+ * planned once per connection instead of once per batch.
+ */
+export async function prepared<Row extends QueryResultRow>(pool: Pool, name: string, text: string, values: unknown[]): Promise<Row[]> {
+  return (await pool.query<Row>({ name, text, values })).rows;
 }
 
 /** Undoes a claim whose object was not stored. Best effort: a leftover claim goes stale and is taken over. */

@@ -60,6 +60,16 @@ describe('ObjectStore on the stack', () => {
     expect(Buffer.concat(chunks).equals(body)).toBe(true);
   });
 
+  it('signs keys with characters that need escaping', async () => {
+    for (const name of ['2026-09-21T12:00:00Z-0001.ndjson', "a b+c(d)!'*~é.ndjson", 'x%2Fy.ndjson']) {
+      const key = `${prefix}escape/${name}`;
+      await store.put(key, Buffer.from(name), { contentType: 'text/plain', metadata: { rows: '1' } });
+      expect(await text((await store.get(key)).body as Readable)).toBe(name);
+    }
+    const listed = (await store.listPage(`${prefix}escape/`)).objects.map((o) => o.key.slice(`${prefix}escape/`.length));
+    expect(listed.sort()).toEqual(['2026-09-21T12:00:00Z-0001.ndjson', "a b+c(d)!'*~é.ndjson", 'x%2Fy.ndjson'].sort());
+  });
+
   it('never replaces an object written with ifAbsent: the second put is precondition_failed', async () => {
     const key = `${prefix}once.ndjson`;
     await store.put(key, Buffer.from('first'), { contentType: 'text/plain', ifAbsent: true });

@@ -40,6 +40,9 @@ const PLUS = 0x2b;
 const POINT = 0x2e;
 const ZERO = 0x30;
 
+/** 1 for the bytes a JSON string holds as they are: not a quote, a backslash or a control character. */
+const PLAIN = Uint8Array.from({ length: 256 }, (_, c) => (c >= 0x20 && c !== QUOTE && c !== BACKSLASH ? 1 : 0));
+
 /** A double holds every integer of up to 15 digits; 10^22 is the largest exact power of ten. */
 const MAX_DIGITS = 15;
 const POW10: readonly number[] = Array.from({ length: 23 }, (_, i) => 10 ** i);
@@ -147,19 +150,13 @@ export class ByteRowReader {
     const c = b[i] as number;
     if (c === QUOTE) {
       let k = i + 1;
-      let ascii = true;
-      for (; k < end; k++) {
-        const x = b[k] as number;
-        if (x === QUOTE) break;
-        // Escapes take the general path; a raw control character is not JSON.
-        if (x === BACKSLASH || x < 0x20) return -1;
-        if (x >= 0x80) ascii = false;
-      }
-      if (k >= end) return -1;
+      while (k < end && PLAIN[b[k] as number] === 1) k++;
+      // Escapes take the general path; a raw control character is not JSON.
+      if (k >= end || b[k] !== QUOTE) return -1;
       if (field.strings !== null) field.strings.appendEncoded(b, i + 1, k);
       else if (field.text !== null) {
         if (!field.text.appendText(b, i + 1, k)) return -1;
-      } else if (column.append(b.toString(ascii ? 'latin1' : 'utf8', i + 1, k)) !== null) return -1;
+      } else if (column.append(b.toString('utf8', i + 1, k)) !== null) return -1;
       return k + 1;
     }
     if (c === MINUS || (c >= ZERO && c <= ZERO + 9)) {

@@ -102,6 +102,28 @@ describe('writeParquet', () => {
     expect(metrics.splitOffsets).toEqual([footer.row_groups[0]?.columns[0]?.meta_data?.dictionary_page_offset ?? footer.row_groups[0]?.columns[0]?.meta_data?.data_page_offset]);
   });
 
+  it('leaves the dictionary out of columns whose values are all different', () => {
+    const schema = schemaFromJson({
+      type: 'struct',
+      'schema-id': 0,
+      fields: [
+        { id: 1, name: 'id', required: true, type: 'long' },
+        { id: 2, name: 'kind', required: false, type: 'string' },
+        { id: 3, name: 'at', required: false, type: 'timestamptz' },
+        { id: 4, name: 'shard', required: false, type: 'int' },
+      ],
+    });
+    const converter = compileRowConverter(schema);
+    const base = Date.parse('2024-05-01T00:00:00Z');
+    for (let n = 0; n < 3000; n++) {
+      converter.append({ id: n, kind: ['a', 'b', 'c'][n % 3], at: new Date(base + n * 1000).toISOString(), shard: (n * 7919) % 500 });
+    }
+    const encodings = (parquetMetadata(writeParquet(converter.finish(), { schema }).bytes).row_groups[0]?.columns ?? []).map((c) => c.meta_data?.encodings ?? []);
+    const dictionary = encodings.map((list) => list.includes('RLE_DICTIONARY'));
+    // Ids and instants never repeat; 500 shards do, within the first 1,024 values.
+    expect(dictionary).toEqual([false, true, false, true]);
+  });
+
   it('writes the requested codec, and only counts without a schema', () => {
     const { bytes, metrics } = written({ compression: 'snappy' });
     expect(parquetMetadata(bytes).row_groups[0]?.columns[0]?.meta_data?.codec).toBe('SNAPPY');

@@ -48,8 +48,37 @@ export function writeParquet(table: Table, options: ParquetWriteOptions = {}): W
 function encodeParquet(table: Table, options: ParquetWriteOptions): Uint8Array {
   let builder = new WriterPropertiesBuilder().setCompression(CODECS[options.compression ?? 'zstd']);
   if (options.rowGroupSize !== undefined) builder = builder.setMaxRowGroupSize(options.rowGroupSize);
+  for (const name of distinctColumns(table)) builder = builder.setColumnDictionaryEnabled(name, false);
   // Both calls take ownership of their arguments' wasm memory and free it.
   return writeWasmParquet(WasmTable.fromIPCStream(tableToIPC(table, 'stream')), builder.build());
+}
+
+/** Values looked at to tell a column of all but unique values. */
+const DICTIONARY_SAMPLE = 1024;
+
+/**
+ * Top-level columns whose first values are all different (ids, timestamps, coordinates). A
+ * dictionary does not pay for them: the writer builds one, then falls back to plain encoding
+ * once it outgrows its page, which costs time and makes a bigger file. A column of a few
+ * thousand (or tens of thousands of) values repeats within the sample and keeps its dictionary.
+ */
+function distinctColumns(table: Table): string[] {
+  const names: string[] = [];
+  table.schema.fields.forEach((field, i) => {
+    const vector = table.getChildAt(i);
+    if (vector === null || field.type.children?.length || vector.length < DICTIONARY_SAMPLE) return;
+    const seen = new Set<unknown>();
+    for (let row = 0; row < vector.length && seen.size < DICTIONARY_SAMPLE; row++) {
+      const value: unknown = vector.get(row);
+      if (value === null) continue;
+      // Only values that compare by content in a Set (not byte arrays: decimals, uuids, binary).
+      if (typeof value === 'object' || typeof value === 'boolean') return;
+      const size = seen.size;
+      if (seen.add(value).size === size) return;
+    }
+    if (seen.size === DICTIONARY_SAMPLE) names.push(field.name);
+  });
+  return names;
 }
 
 /** Rows written as a Parquet file of their own, to be joined with others into one file. */

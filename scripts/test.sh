@@ -28,7 +28,7 @@ live() { [ -f "$stack_dir/env" ] && (source "$stack_dir/env" && curl -sf -o /dev
 if live; then
   echo "[stack] using the running local stack ($stack_dir)"
 else
-  node --import tsx scripts/start.ts > >(sed 's/^/[stack] /') 2>&1 &
+  node --import tsx scripts/start.ts &
   stack_pid=$!
   for _ in $(seq 1 240); do
     live && break

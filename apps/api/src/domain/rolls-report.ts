@@ -1,6 +1,7 @@
 import type { RollReport, RollReportResult } from '@tablemere/contracts';
 import { query, queryOne, transaction, type Pool, type PoolClient } from '@tablemere/db';
 import { apiError } from '../errors.ts';
+import { RECEIVED_TEXT } from './intake.ts';
 import { recordAudit } from './audit.ts';
 import { requireLease } from './leases.ts';
 import { rollConflict, type RollRow } from './rolls.ts';
@@ -38,17 +39,24 @@ interface LedgerEffect {
 }
 
 /**
- * Moves the consumed batches' pending ledger rows to committed. Only pending rows move, so
+ * Moves the consumed batches' ledger rows to committed. Only pending and storing rows move, so
  * whatever a row says now, counting what moved is exact and a second report moves nothing.
+ * A storing row is a batch whose object landed but whose request never settled (a client that
+ * timed out, an API that died): the roll consumed it all the same, and left storing, a replay
+ * of its id would be taken as a crashed claim and stored again. It gets the answer its request
+ * would have had, built from the claim's figures (the refused elements' reasons were never kept).
  */
 async function settleLedger(client: PoolClient, sinkId: string, report: RollReport): Promise<LedgerEffect> {
   const ids = report.batches.map((b) => b.batch_id);
   const moved = await query<{ rejected_rows: number }>(
     client,
     `UPDATE sink_batches b
-     SET state = 'committed', snapshot_id = $2, committed_at = now(), rejected_rows = v.rejected_rows
+     SET state = 'committed', snapshot_id = $2, committed_at = now(), rejected_rows = v.rejected_rows,
+         response = COALESCE(b.response, jsonb_build_object(
+           'accepted', b.rows, 'rejected', b.rejected, 'reasons', '[]'::jsonb, 'batch_id', b.batch_id,
+           'bytes', b.bytes, 'received_at', ${RECEIVED_TEXT.replaceAll('received_at', 'b.received_at')}, 'state', 'pending'))
      FROM unnest($3::text[], $4::int[]) AS v (batch_id, rejected_rows)
-     WHERE b.sink_id = $1 AND b.batch_id = v.batch_id AND b.state = 'pending'
+     WHERE b.sink_id = $1 AND b.batch_id = v.batch_id AND b.state IN ('pending', 'storing')
      RETURNING v.rejected_rows`,
     [sinkId, report.snapshot_id, ids, report.batches.map((b) => b.rejected_rows)],
   );

@@ -25,6 +25,56 @@ export const CatalogAuthInput = z.discriminatedUnion('type', [
 ]);
 export type CatalogAuthInput = z.infer<typeof CatalogAuthInput>;
 
+/**
+ * The catalog auth in the camelCase shape the Iceberg client takes (structurally the
+ * `CatalogAuth` of @tablemere/iceberg, which the contracts do not depend on).
+ */
+export type CatalogAuthSettings =
+  | { type: 'oauth2'; clientId: string; clientSecret: string; scope?: string }
+  | { type: 'sigv4'; accessKeyId: string; secretAccessKey: string; region: string; service?: string }
+  | { type: 'bearer'; token: string }
+  | { type: 'none' };
+
+/** The wire form (requests, the roller's view) to the client's shape. */
+export function catalogAuthFromWire(auth: CatalogAuthInput): CatalogAuthSettings {
+  switch (auth.type) {
+    case 'oauth2':
+      return { type: 'oauth2', clientId: auth.client_id, clientSecret: auth.client_secret, ...(auth.scope ? { scope: auth.scope } : {}) };
+    case 'sigv4':
+      return {
+        type: 'sigv4',
+        accessKeyId: auth.access_key_id,
+        secretAccessKey: auth.secret_access_key,
+        region: auth.region,
+        ...(auth.service ? { service: auth.service } : {}),
+      };
+    case 'bearer':
+      return { type: 'bearer', token: auth.token };
+    case 'none':
+      return { type: 'none' };
+  }
+}
+
+/** The client's shape back to the wire form, secrets included: for the internal API only. */
+export function catalogAuthToWire(auth: CatalogAuthSettings): CatalogAuthInput {
+  switch (auth.type) {
+    case 'oauth2':
+      return { type: 'oauth2', client_id: auth.clientId, client_secret: auth.clientSecret, ...(auth.scope ? { scope: auth.scope } : {}) };
+    case 'sigv4':
+      return {
+        type: 'sigv4',
+        access_key_id: auth.accessKeyId,
+        secret_access_key: auth.secretAccessKey,
+        region: auth.region,
+        ...(auth.service ? { service: auth.service } : {}),
+      };
+    case 'bearer':
+      return { type: 'bearer', token: auth.token };
+    case 'none':
+      return { type: 'none' };
+  }
+}
+
 export const CATALOG_AUTH_TYPES = ['oauth2', 'sigv4', 'bearer', 'none'] as const;
 export const CatalogAuthType = z.enum(CATALOG_AUTH_TYPES);
 export type CatalogAuthType = z.infer<typeof CatalogAuthType>;

@@ -1,14 +1,13 @@
 import {
+  catalogAuthToWire,
   INTAKE_PREFIX,
   ROLL_MAX_BATCHES,
-  type CatalogAuthInput,
   type DueReason,
   type InternalSink,
   type InternalSinkList,
   type InternalWarehouse,
 } from '@tablemere/contracts';
 import { query, type Queryable } from '@tablemere/db';
-import type { CatalogAuth } from '@tablemere/iceberg';
 import type { SecretBox } from './secrets.ts';
 import { openWarehouses, type WarehouseAccess } from './warehouses.ts';
 
@@ -75,33 +74,13 @@ WHERE NOT $2::boolean OR by_roll_seconds OR by_roll_bytes OR by_max_batches OR b
 ORDER BY oldest NULLS LAST, id
 LIMIT $3`;
 
-/** The domain's catalog auth in the wire form of the contracts (snake_case), secrets included. */
-function authWire(auth: CatalogAuth): CatalogAuthInput {
-  switch (auth.type) {
-    case 'oauth2':
-      return { type: 'oauth2', client_id: auth.clientId, client_secret: auth.clientSecret, ...(auth.scope ? { scope: auth.scope } : {}) };
-    case 'sigv4':
-      return {
-        type: 'sigv4',
-        access_key_id: auth.accessKeyId,
-        secret_access_key: auth.secretAccessKey,
-        region: auth.region,
-        ...(auth.service ? { service: auth.service } : {}),
-      };
-    case 'bearer':
-      return { type: 'bearer', token: auth.token };
-    case 'none':
-      return { type: 'none' };
-  }
-}
-
 function warehouseWire(warehouse: WarehouseAccess): InternalWarehouse {
   return {
     id: warehouse.id,
     name: warehouse.name,
     rest_uri: warehouse.restUri,
     warehouse: warehouse.warehouse,
-    auth: authWire(warehouse.auth),
+    auth: catalogAuthToWire(warehouse.auth),
     s3: {
       endpoint: warehouse.s3.endpoint,
       region: warehouse.s3.region,

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { CreateWarehouseRequest, Warehouse } from '@tablemere/contracts';
+import { catalogAuthFromWire, type CreateWarehouseRequest, type Warehouse } from '@tablemere/contracts';
 import { isPgError, PgErrorCode, query, queryOne, type Queryable } from '@tablemere/db';
 import type { CatalogAuth } from '@tablemere/iceberg';
 import { apiError, warehouseNotFound } from '../errors.ts';
@@ -53,20 +53,7 @@ export function settingsFromRequest(body: CreateWarehouseRequest): WarehouseSett
     name: body.name,
     restUri: body.rest_uri.replace(/\/+$/, ''),
     warehouse: body.warehouse,
-    auth:
-      auth.type === 'oauth2'
-        ? { type: 'oauth2', clientId: auth.client_id, clientSecret: auth.client_secret, ...(auth.scope ? { scope: auth.scope } : {}) }
-        : auth.type === 'sigv4'
-          ? {
-              type: 'sigv4',
-              accessKeyId: auth.access_key_id,
-              secretAccessKey: auth.secret_access_key,
-              region: auth.region,
-              ...(auth.service ? { service: auth.service } : {}),
-            }
-          : auth.type === 'bearer'
-            ? { type: 'bearer', token: auth.token }
-            : { type: 'none' },
+    auth: catalogAuthFromWire(auth),
     s3: {
       endpoint: s3.endpoint.replace(/\/+$/, ''),
       region: s3.region,

@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { CatalogAuthInput, InternalWarehouse } from '@tablemere/contracts';
+import { catalogAuthFromWire, type InternalWarehouse } from '@tablemere/contracts';
 import {
-  type CatalogAuth,
   type LoadTableResult,
   RestCatalog,
   type S3FileIO,
@@ -20,26 +19,6 @@ export interface TenantTable {
   io: S3FileIO;
 }
 
-/** The warehouse's catalog auth in the iceberg package's shape. */
-export function catalogAuth(auth: CatalogAuthInput): CatalogAuth {
-  switch (auth.type) {
-    case 'oauth2':
-      return { type: 'oauth2', clientId: auth.client_id, clientSecret: auth.client_secret, ...(auth.scope ? { scope: auth.scope } : {}) };
-    case 'sigv4':
-      return {
-        type: 'sigv4',
-        accessKeyId: auth.access_key_id,
-        secretAccessKey: auth.secret_access_key,
-        region: auth.region,
-        ...(auth.service ? { service: auth.service } : {}),
-      };
-    case 'bearer':
-      return { type: 'bearer', token: auth.token };
-    case 'none':
-      return { type: 'none' };
-  }
-}
-
 /**
  * Catalog clients per warehouse, kept across rolls (each connect reads /v1/config and an
  * OAuth2 client caches its token). A warehouse whose settings changed gets a new client.
@@ -51,7 +30,7 @@ export class TenantCatalogs {
     const fingerprint = createHash('sha256').update(JSON.stringify([warehouse.rest_uri, warehouse.warehouse, warehouse.auth])).digest('hex');
     const cached = this.clients.get(warehouse.id);
     if (cached?.fingerprint === fingerprint) return cached.client;
-    const client = RestCatalog.connect({ uri: warehouse.rest_uri, warehouse: warehouse.warehouse, auth: catalogAuth(warehouse.auth) });
+    const client = RestCatalog.connect({ uri: warehouse.rest_uri, warehouse: warehouse.warehouse, auth: catalogAuthFromWire(warehouse.auth) });
     this.clients.set(warehouse.id, { fingerprint, client });
     // A failed connect is not kept: the next roll tries again.
     client.catch(() => {

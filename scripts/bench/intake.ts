@@ -14,11 +14,11 @@
  * batches/s, MB/s, p50/p99 and the ratios, and one line for STATE.md.
  * Goals: small ≥ 0.8× bare PUT, large ≥ 100 MB/s, peak RSS ≤ 1 GiB.
  *
- *   npm run bench:intake [-- --seconds 12 --large 24 --rounds 4 --rss-rounds 3]
+ *   npm run bench:intake [-- --seconds 12 --large 24 --rounds 4 --rss-rounds 3 --profile DIR]
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { openSync, closeSync, readFileSync } from 'node:fs';
+import { openSync, closeSync, readdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import { createServer } from 'node:net';
 import os from 'node:os';
@@ -40,6 +40,8 @@ const { values: args } = parseArgs({
     large: { type: 'string', default: '24' },
     rounds: { type: 'string', default: '4' },
     'rss-rounds': { type: 'string', default: '3' },
+    /** Writes a V8 CPU profile of the API process into this directory (open it in Chrome DevTools). */
+    profile: { type: 'string' },
   },
 });
 
@@ -85,10 +87,25 @@ interface PhaseResult {
   /** CPU time of the API process and of this process (the client, or the bare PUT) during the phase. */
   apiCpuMs: number;
   selfCpuMs: number;
+  postgresCpuMs: number;
+  storeCpuMs: number;
   errors: number;
   firstError: string | undefined;
   latenciesMs: number[];
 }
+
+const emptyResult = (): PhaseResult => ({
+  batches: 0,
+  bytes: 0,
+  seconds: 0,
+  apiCpuMs: 0,
+  selfCpuMs: 0,
+  postgresCpuMs: 0,
+  storeCpuMs: 0,
+  errors: 0,
+  firstError: undefined,
+  latenciesMs: [],
+});
 
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 
@@ -96,16 +113,39 @@ const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.lengt
 let apiPid: number | undefined;
 
 /** User + system CPU time of `pid` in ms, from /proc (clock ticks of 10 ms). */
-function cpuMsOf(pid: number | undefined): number {
+function cpuMsOf(pid: number | undefined, stat?: string, options: { reapedChildren?: boolean } = {}): number {
   if (pid === undefined) return 0;
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
+  const fields = (stat ?? readFileSync(`/proc/${pid}/stat`, 'utf8')).split(') ')[1]!.split(' ');
+  // With reapedChildren, also the children that ended (a closed connection's backend, for the postmaster).
+  const children = options.reapedChildren ? Number(fields[13]) + Number(fields[14]) : 0;
+  return (Number(fields[11]) + Number(fields[12]) + children) * 10;
+}
+
+/**
+ * CPU time in ms of every process named `postgres` or `weed` on this machine (the stack's
+ * database backends and its store), from /proc, so that each phase shows what a batch cost
+ * the store and the database, not only the API.
+ */
+function stackCpuMs(): { postgres: number; weed: number } {
+  const sums = { postgres: 0, weed: 0 };
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      if (name === 'postgres' || name === 'weed') sums[name] += cpuMsOf(Number(entry), stat, { reapedChildren: true });
+    } catch {
+      // the process ended meanwhile
+    }
+  }
+  return sums;
 }
 
 /** Runs `one` with `concurrency` workers until `limit` (seconds or batches) is reached. */
 async function phase(concurrency: number, limit: { seconds: number } | { count: number }, one: (i: number) => Promise<number>): Promise<PhaseResult> {
-  const result: PhaseResult = { batches: 0, bytes: 0, seconds: 0, apiCpuMs: 0, selfCpuMs: 0, errors: 0, firstError: undefined, latenciesMs: [] };
+  const result: PhaseResult = emptyResult();
   const apiCpu = cpuMsOf(apiPid);
+  const stackCpu = stackCpuMs();
   const selfCpu = process.cpuUsage();
   const started = performance.now();
   const deadline = 'seconds' in limit ? started + limit.seconds * 1000 : Infinity;
@@ -118,7 +158,9 @@ async function phase(concurrency: number, limit: { seconds: number } | { count: 
         if ('count' in limit && i >= limit.count) return;
         const t0 = performance.now();
         try {
-          result.bytes += await one(i);
+          // Not `bytes += await one(i)`: that reads `bytes` before the await and loses the other workers' sums.
+          const bytes = await one(i);
+          result.bytes += bytes;
           result.batches += 1;
           result.latenciesMs.push(performance.now() - t0);
         } catch (error) {
@@ -130,6 +172,9 @@ async function phase(concurrency: number, limit: { seconds: number } | { count: 
   );
   result.seconds = (performance.now() - started) / 1000;
   result.apiCpuMs = cpuMsOf(apiPid) - apiCpu;
+  const stackAfter = stackCpuMs();
+  result.postgresCpuMs = stackAfter.postgres - stackCpu.postgres;
+  result.storeCpuMs = stackAfter.weed - stackCpu.weed;
   const self = process.cpuUsage(selfCpu);
   result.selfCpuMs = (self.user + self.system) / 1000;
   result.latenciesMs.sort((a, b) => a - b);
@@ -144,12 +189,13 @@ async function alternate(rounds: number, runners: Array<(round: number) => Promi
     into.seconds += r.seconds;
     into.apiCpuMs += r.apiCpuMs;
     into.selfCpuMs += r.selfCpuMs;
+    into.postgresCpuMs += r.postgresCpuMs;
+    into.storeCpuMs += r.storeCpuMs;
     into.errors += r.errors;
     into.firstError ??= r.firstError;
     into.latenciesMs.push(...r.latenciesMs);
   };
-  const empty = (): PhaseResult => ({ batches: 0, bytes: 0, seconds: 0, apiCpuMs: 0, selfCpuMs: 0, errors: 0, firstError: undefined, latenciesMs: [] });
-  const totals = runners.map(empty);
+  const totals = runners.map(emptyResult);
   for (let round = 0; round < rounds; round++) {
     for (const [i, runner] of runners.entries()) sum(totals[i]!, await runner(round));
   }
@@ -164,7 +210,7 @@ function describe(name: string, r: PhaseResult) {
   const p99 = percentile(r.latenciesMs, 99);
   console.log(
     `${name.padEnd(28)} ${String(r.batches).padStart(6)} batches in ${r.seconds.toFixed(1)} s: ${perSecond.toFixed(1)} batches/s, ${mbPerSecond.toFixed(1)} MB/s, p50 ${p50.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms; ` +
-      `CPU per batch: API ${(r.apiCpuMs / r.batches).toFixed(2)} ms, bench ${(r.selfCpuMs / r.batches).toFixed(2)} ms${r.errors ? `, ${r.errors} errors (${r.firstError})` : ''}`,
+      `CPU per batch: API ${(r.apiCpuMs / r.batches).toFixed(2)} ms, Postgres ${(r.postgresCpuMs / r.batches).toFixed(2)} ms, store ${(r.storeCpuMs / r.batches).toFixed(2)} ms, bench ${(r.selfCpuMs / r.batches).toFixed(2)} ms${r.errors ? `, ${r.errors} errors (${r.firstError})` : ''}`,
   );
   return { perSecond, mbPerSecond, p50, p99 };
 }
@@ -174,7 +220,8 @@ async function startApi(databaseUrl: string, secretKey: string): Promise<{ child
   const port = await freePort();
   const logFile = path.join(os.tmpdir(), `bench-intake-api-${run}.log`);
   const fd = openSync(logFile, 'a');
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'apps/api/src/start.ts')], {
+  const profile = args.profile ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(args.profile)] : [];
+  const child = spawn(process.execPath, [...profile, '--import', 'tsx', path.join(repoRoot, 'apps/api/src/start.ts')], {
     cwd: repoRoot,
     stdio: ['ignore', fd, fd],
     env: {

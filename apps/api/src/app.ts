@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import type { AppDeps, InternalAppDeps, RouteDeps } from './deps.ts';
 import { CatalogConnections } from './domain/catalogs.ts';
 import { DEFAULT_BACKLOG_LIMITS } from './domain/intake-backlog.ts';
@@ -21,12 +21,30 @@ const ONE_MIB = 1024 * 1024;
 /** A caller's X-Request-Id is kept when it is plain enough to be safe in a log line. */
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * false: no "incoming request" / "request completed" line for this route's requests.
+     * For the send route, whose every request the metrics count: one line per batch would
+     * be most of the log. Its refusals and failures are still logged (errors.ts).
+     */
+    accessLog?: boolean;
+  }
+}
+
+/** Fastify's per-request lines, with the request id under our label, except for routes with accessLog: false. */
+const logController = () =>
+  new Fastify.LogController({
+    requestIdLogLabel: 'request_id',
+    disableRequestLogging: (req: object) => (req as Partial<FastifyRequest>).routeOptions?.config.accessLog === false,
+  });
+
 /** What both listeners share: request ids, the one error handler, JSON bodies only. */
 function baseApp(logger: FastifyBaseLogger, bodyLimit: number): FastifyInstance {
   const app = Fastify({
     loggerInstance: logger,
+    logController: logController(),
     requestIdHeader: false,
-    requestIdLogLabel: 'request_id',
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();

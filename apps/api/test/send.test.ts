@@ -165,6 +165,29 @@ describe('replays', () => {
     expect((await send(api.app, second, '[{"x": 2}]', { batchId })).status).toBe(202);
   });
 
+  it('takes many sends at once, and of racing sends of one id stores exactly one', async () => {
+    // Concurrent claims are written in groups (one statement for many): each must still get its own answer.
+    const ids = Array.from({ length: 40 }, () => newBatchId());
+    const racing = newBatchId();
+    const racingObjects = [...Array.from({ length: 6 }, () => '{"x": "same"}'), ...Array.from({ length: 3 }, (_, i) => `{"x": "other ${i}"}`)];
+    const answers = await Promise.all([
+      ...ids.map((batchId, i) => send(api.app, i % 2 ? sink : second, `[{"x": ${i}}]`, { batchId })),
+      ...racingObjects.map((object) => send(api.app, sink, `[${object}]`, { batchId: racing })),
+    ]);
+    for (const [i, answer] of answers.slice(0, ids.length).entries()) {
+      expect(answer.status, answer.text).toBe(202);
+      expect(answer.body).toMatchObject({ batch_id: ids[i], accepted: 1 });
+      expect((await stored(i % 2 ? sink.id : second.id, ids[i]!)).bytes.toString()).toBe(`{"x": ${i}}`);
+    }
+    const race = answers.slice(ids.length);
+    const outcomes = race.map((a) => (a.status === 202 ? 'stored' : a.status === 200 ? 'replayed' : a.body.error.code));
+    expect(outcomes.filter((o) => o === 'stored'), outcomes.join()).toHaveLength(1);
+    expect(outcomes.every((o) => ['stored', 'replayed', 'batch_in_progress', 'batch_id_conflict'].includes(o)), outcomes.join()).toBe(true);
+    const winner = racingObjects[race.findIndex((a) => a.status === 202)]!;
+    expect((await stored(sink.id, racing)).bytes.toString()).toBe(winner);
+    expect(await ledgerRow(sink.id, racing)).toMatchObject({ state: 'pending', rows: 1 });
+  });
+
   const claimOf = (sinkId: string, batchId: string, body: string, age: string) =>
     query(
       api.pool,
@@ -436,5 +459,18 @@ describe('send keys', () => {
     for (const secret of [sink.send_key, second.send_key, sink.send_key.split('_').at(-1)!, api.adminKey]) expect(text).not.toContain(secret);
     expect(text).not.toMatch(/al_send_/);
     expect(text).not.toMatch(/bearer /i);
+  });
+
+  it('logs a refused send once, with its code, and an accepted one not at all (the metrics count it)', async () => {
+    const good = await send(api.app, sink, '[{"x": 1}]');
+    expect(good.status).toBe(202);
+    const bad = await send(api.app, sink, '[{"x": 1}');
+    expect(bad.status).toBe(400);
+    const linesOf = (answer: { headers: Record<string, unknown> }) => api.logs.filter((line) => line.request_id === answer.headers['x-request-id']);
+    expect(linesOf(good)).toEqual([]);
+    expect(linesOf(bad).map((line) => [line.msg, line.code])).toEqual([['request refused', 'invalid_json']]);
+    // Other routes keep their access lines.
+    const listed = await call(api.app, 'GET', '/v1/sinks', { key: api.adminKey });
+    expect(linesOf(listed).map((line) => line.msg)).toEqual(['incoming request', 'request completed']);
   });
 });

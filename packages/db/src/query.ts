@@ -14,6 +14,14 @@ export async function query<Row extends QueryResultRow>(
   return result.rows;
 }
 
+/**
+ * Runs a statement that runs often (every send) as a named, prepared one: parsed and
+ * planned once per connection instead of on every call. `name` must be unique per text.
+ */
+export async function prepared<Row extends QueryResultRow>(db: Queryable, name: string, text: string, values: readonly unknown[]): Promise<Row[]> {
+  return (await db.query<Row>({ name, text, values: values as unknown[] })).rows;
+}
+
 /** The first row, or undefined when the statement returned none. */
 export async function queryOne<Row extends QueryResultRow>(
   db: Queryable,

@@ -1,7 +1,6 @@
-import { createHash } from 'node:crypto';
+import { createHash, createHmac, type Hash, type Hmac } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
-import { Sha256 } from '@aws-crypto/sha256-js';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { kindOfAnswer, StoreError } from './errors.ts';
@@ -22,6 +21,53 @@ export type SignedPutAnswer = { ok: true; etag: string | undefined } | { ok: fal
 /** Deadline of one PUT, connect included; a 16 MiB body on a slow link fits. */
 const PUT_TIMEOUT_MS = 30_000;
 
+/**
+ * SHA-256 and HMAC-SHA-256 for the signer from node:crypto (OpenSSL). The pure-JavaScript
+ * implementation the SDK ships costs more CPU than the rest of signing a PUT.
+ */
+class NodeSha256 {
+  private readonly hash: Hash | Hmac;
+
+  constructor(secret?: SourceData) {
+    this.hash = secret === undefined ? createHash('sha256') : createHmac('sha256', asBytes(secret));
+  }
+
+  update(data: SourceData): void {
+    this.hash.update(asBytes(data));
+  }
+
+  digest(): Promise<Uint8Array> {
+    return Promise.resolve(this.hash.digest());
+  }
+
+  reset(): void {
+    throw new Error('NodeSha256 cannot be reset; make a new one');
+  }
+}
+
+/** What the signer hands a hash: the SDK's SourceData. */
+type SourceData = string | ArrayBuffer | ArrayBufferView;
+
+function asBytes(data: SourceData): string | Uint8Array {
+  if (typeof data === 'string') return data;
+  return ArrayBuffer.isView(data) ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength) : new Uint8Array(data);
+}
+
+/** `x-amz-content-sha256` of a PUT whose payload is not part of the signature. */
+const UNSIGNED_PAYLOAD = 'UNSIGNED-PAYLOAD';
+
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/**
+ * Whether a PUT's payload is hashed into its signature. Over TLS the connection already
+ * authenticates every byte, and on the loopback interface no network lies between; there,
+ * a second SHA-256 over a 16 MiB body costs more than the rest of the send route's work.
+ * Over plain HTTP to another machine the signed hash is the only guard, so it is kept.
+ */
+export function signsPayload(origin: URL): boolean {
+  return origin.protocol === 'http:' && !LOOPBACK_HOSTS.has(origin.hostname);
+}
+
 /** A kept-alive socket the store had already closed: the request never reached it. */
 class StaleSocket extends Error {
   override readonly name = 'StaleSocket';
@@ -40,14 +86,19 @@ function encodeKey(key: string): string {
  * pipeline (serialisation, endpoint rules, retries, checksums) costs more CPU than the rest
  * of an 8 KB send put together; this does only what a PUT needs: SigV4 over the same
  * endpoint, region and credentials as the client's (path-style), the payload's SHA-256
- * signed, kept-alive sockets. One retry when a kept-alive socket turns out closed.
+ * signed where the link needs it (signsPayload), kept-alive sockets. One retry when a
+ * kept-alive socket turns out closed.
  */
 export class SignedPut {
   private readonly httpAgent = new http.Agent({ keepAlive: true, maxSockets: 64 });
   private readonly httpsAgent = new https.Agent({ keepAlive: true, maxSockets: 64 });
-  private signer: Promise<{ signer: SignatureV4; origin: URL }> | undefined;
+  private signer: Promise<{ signer: SignatureV4; origin: URL; signPayload: boolean }> | undefined;
 
-  constructor(private readonly client: S3Client) {}
+  /** `signPayload` overrides signsPayload(endpoint): true hashes every payload into its signature. */
+  constructor(
+    private readonly client: S3Client,
+    private readonly options: { signPayload?: boolean } = {},
+  ) {}
 
   async put(request: SignedPutRequest): Promise<SignedPutAnswer> {
     try {
@@ -58,7 +109,7 @@ export class SignedPut {
     }
   }
 
-  private setup(): Promise<{ signer: SignatureV4; origin: URL }> {
+  private setup(): Promise<{ signer: SignatureV4; origin: URL; signPayload: boolean }> {
     this.signer ??= (async () => {
       const config = this.client.config;
       const region = await config.region();
@@ -67,20 +118,20 @@ export class SignedPut {
         ? new URL(`${endpoint.protocol}//${endpoint.hostname}${endpoint.port ? `:${endpoint.port}` : ''}${endpoint.path.replace(/\/+$/, '')}`)
         : new URL(`https://s3.${region}.amazonaws.com`);
       // The client's provider: static keys, or the default chain with its refresh.
-      const signer = new SignatureV4({ credentials: config.credentials, region, service: 's3', sha256: Sha256, uriEscapePath: false });
-      return { signer, origin };
+      const signer = new SignatureV4({ credentials: config.credentials, region, service: 's3', sha256: NodeSha256, uriEscapePath: false });
+      return { signer, origin, signPayload: this.options.signPayload ?? signsPayload(origin) };
     })();
     return this.signer;
   }
 
   private async once(request: SignedPutRequest): Promise<SignedPutAnswer> {
-    const { signer, origin } = await this.setup();
+    const { signer, origin, signPayload } = await this.setup();
     const path = `${origin.pathname.replace(/\/+$/, '')}/${request.bucket}/${encodeKey(request.key)}`;
     const headers: Record<string, string> = {
       host: origin.host,
       'content-type': request.contentType,
       'content-length': String(request.body.byteLength),
-      'x-amz-content-sha256': createHash('sha256').update(request.body).digest('hex'),
+      'x-amz-content-sha256': signPayload ? createHash('sha256').update(request.body).digest('hex') : UNSIGNED_PAYLOAD,
     };
     for (const [name, value] of Object.entries(request.metadata)) headers[`x-amz-meta-${name.toLowerCase()}`] = value;
     if (request.ifAbsent) headers['if-none-match'] = '*';
@@ -94,7 +145,6 @@ export class SignedPut {
       headers,
     });
     const secure = origin.protocol === 'https:';
-    const signal = request.abortSignal ? AbortSignal.any([request.abortSignal, AbortSignal.timeout(PUT_TIMEOUT_MS)]) : AbortSignal.timeout(PUT_TIMEOUT_MS);
     return new Promise((resolve, reject) => {
       const req = (secure ? https : http).request(
         {
@@ -105,7 +155,7 @@ export class SignedPut {
           path,
           headers: signed.headers,
           agent: secure ? this.httpsAgent : this.httpAgent,
-          signal,
+          ...(request.abortSignal ? { signal: request.abortSignal } : {}),
         },
         (res) => {
           const chunks: Buffer[] = [];
@@ -124,6 +174,12 @@ export class SignedPut {
           });
         },
       );
+      // A plain timer, not AbortSignal.timeout: that builds a signal and a DOMException per PUT.
+      const deadline = setTimeout(
+        () => req.destroy(Object.assign(new Error(`the PUT did not finish within ${PUT_TIMEOUT_MS / 1000} s`), { code: 'ETIMEDOUT' })),
+        PUT_TIMEOUT_MS,
+      );
+      req.once('close', () => clearTimeout(deadline));
       req.on('error', (error: NodeJS.ErrnoException) => {
         const stale = req.reusedSocket && (error.code === 'ECONNRESET' || error.code === 'EPIPE');
         reject(stale ? new StaleSocket(error.message, { cause: error }) : error);

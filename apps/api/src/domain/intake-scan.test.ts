@@ -28,6 +28,13 @@ describe('scanBatch', () => {
     expect(outcome.ok && outcome.batch.ndjson.length).toBe(33);
   });
 
+  it('leaves the objects of a compact body where they are: the NDJSON is the body without its brackets', () => {
+    const body = Buffer.from('[{"x":1},{"x":2,"s":"a,b"},{"x":3}]');
+    const outcome = scanBatch(body, 10);
+    expect(outcome.ok && outcome.batch.ndjson.toString()).toBe('{"x":1}\n{"x":2,"s":"a,b"}\n{"x":3}');
+    expect(outcome.ok && outcome.batch.ndjson.byteOffset - body.byteOffset).toBe(1);
+  });
+
   it('keeps odd whitespace, escapes, number spellings and raw unicode inside elements', () => {
     const elements = ['{ "a" :\t"\\u00e9\\n\\"" ,"b":[ 1.50e+3 , -0 ]\r\n}', '{"é": "日本", "big": 123456789012345678901234567890}', '{}', '{"n":{"m":{"o":[[],{}]}}}'];
     const body = ` \n[ ${elements.join(' ,\n\t')} ] \r\n`;

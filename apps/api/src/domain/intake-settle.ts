@@ -1,6 +1,6 @@
 import type { SendResult } from '@tablemere/contracts';
-import type { Pool } from '@tablemere/db';
-import { prepared } from './intake.ts';
+import { prepared, type Pool } from '@tablemere/db';
+import { WriteGroups } from './write-groups.ts';
 
 /** One batch whose object is stored and whose claim should become pending. */
 export interface Settlement {
@@ -16,46 +16,28 @@ export interface Settlement {
 const MAX_GROUP = 500;
 
 /**
- * Step 3 of the intake, in groups. Each settlement's ledger row becomes 'pending' (with the
- * answer kept for replays) in the same transaction that adds it to the month's usage
- * counters. The counters are one row per sink and month, and a row lock is held until
- * commit, so settling batch by batch would serialise every send of a sink on one fsync.
- * Instead, settlements that arrive while a group is being written wait and go together in
- * the next one: one statement, one commit, one counter update per sink for the whole
- * group. An idle process writes a lone settlement at once.
+ * Step 3 of the intake, in groups (write-groups.ts). Each settlement's ledger row becomes
+ * 'pending' (with the answer kept for replays) in the same transaction that adds it to the
+ * month's usage counters. The counters are one row per sink and month, and a row lock is
+ * held until commit, so settling batch by batch would serialise every send of a sink on one
+ * fsync; a group updates each sink's counters once.
  *
  * The sinks' rows are share-locked and must be live: a delete either waits for the group
  * and then discards its batches, or goes first and the group settles nothing of that sink.
  */
 export class Settler {
-  private queue: Array<{ item: Settlement; resolve: (settled: boolean) => void; reject: (error: unknown) => void }> = [];
-  private writing = false;
+  private readonly groups: WriteGroups<Settlement, boolean>;
 
-  constructor(private readonly pool: Pool) {}
+  constructor(pool: Pool) {
+    this.groups = new WriteGroups(async (items) => {
+      const settled = await settleGroup(pool, items);
+      return items.map((item) => settled.has(`${item.sinkId}/${item.batchId}`));
+    }, MAX_GROUP);
+  }
 
   /** Resolves true once the batch is pending (committed), false when its claim or sink was gone. */
   settle(item: Settlement): Promise<boolean> {
-    return new Promise((resolve, reject) => {
-      this.queue.push({ item, resolve, reject });
-      if (!this.writing) void this.drain();
-    });
-  }
-
-  private async drain(): Promise<void> {
-    this.writing = true;
-    try {
-      while (this.queue.length > 0) {
-        const group = this.queue.splice(0, MAX_GROUP);
-        try {
-          const settled = await settleGroup(this.pool, group.map((g) => g.item));
-          for (const { item, resolve } of group) resolve(settled.has(`${item.sinkId}/${item.batchId}`));
-        } catch (error) {
-          for (const { reject } of group) reject(error);
-        }
-      }
-    } finally {
-      this.writing = false;
-    }
+    return this.groups.submit(item);
   }
 }
 

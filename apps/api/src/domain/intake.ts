@@ -1,11 +1,12 @@
 import { SEND_REASONS_LIMIT, type SendResult } from '@tablemere/contracts';
-import { query, queryOne, type Pool } from '@tablemere/db';
-import type { QueryResultRow } from 'pg';
+import { query, type Pool } from '@tablemere/db';
 import { BATCH_CONTENT_TYPE, BATCH_METADATA, batchKey, isStoreError, md5Hex, type ObjectStore } from '@tablemere/store';
 import type { FastifyBaseLogger } from 'fastify';
 import { ApiError, apiError, RETRY_AFTER_SECONDS } from '../errors.ts';
 import { scanBatch } from './intake-scan.ts';
+import type { Claims } from './intake-claim.ts';
 import type { Settler } from './intake-settle.ts';
+import { ledgerEntry, storedAnswer } from './ledger.ts';
 import { sendKeyRefused } from './send-keys.ts';
 
 /**
@@ -28,6 +29,7 @@ export interface SendingSink {
 export interface IntakeDeps {
   pool: Pool;
   intake: ObjectStore;
+  claims: Claims;
   settler: Settler;
   log: FastifyBaseLogger;
 }
@@ -42,22 +44,6 @@ export interface IntakeAnswer {
   /** 202 for a batch accepted now; 200 for a replay of one accepted before. */
   status: 200 | 202;
   body: SendResult;
-}
-
-/**
- * A claim older than this is a leftover of a process that died between claim and answer;
- * a replay takes it over. Longer than any store write can last (connect 5 s + 2 attempts of
- * at most 30 s).
- */
-export const STALE_CLAIM_SECONDS = 120;
-
-/** received_at as the API writes it: RFC 3339, UTC, microseconds (Postgres keeps them; a JS Date does not). */
-export const RECEIVED_TEXT = `to_char(received_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
-
-/** A stored answer with its fields in the order of the first answer (jsonb keeps its own order). */
-function storedAnswer(stored: SendResult): SendResult {
-  const { accepted, rejected, reasons, batch_id, bytes, received_at, state } = stored;
-  return { accepted, rejected, reasons, batch_id, bytes, received_at, state };
 }
 
 /** SQLSTATE classes that mean "the database cannot serve now", not "this statement is wrong". */
@@ -88,87 +74,6 @@ export function intakeUnavailable(what: string, cause?: unknown): ApiError {
     details: { retry_after: RETRY_AFTER_SECONDS },
     ...(cause === undefined ? {} : { cause }),
   });
-}
-
-type Claim =
-  | { kind: 'claimed'; receivedAt: string }
-  | { kind: 'replay'; response: SendResult }
-  | { kind: 'conflict' }
-  | { kind: 'in_progress' }
-  /** The sink was deleted (its key may still be in a process's cache): nothing is accepted. */
-  | { kind: 'sink_gone' };
-
-interface Sizes {
-  bytes: number;
-  rows: number;
-  rejected: number;
-}
-
-interface ExistingRow {
-  live: boolean;
-  body_sha256: Buffer | null;
-  state: 'storing' | 'pending' | 'committed' | 'discarded' | null;
-  response: SendResult | null;
-  received_text: string | null;
-  age_seconds: number | null;
-}
-
-/** The sink's liveness and the ledger row of (sink, batch), if any; undefined when the sink does not exist. */
-function existingBatch(pool: Pool, sinkId: string, batchId: string): Promise<ExistingRow | undefined> {
-  return queryOne<ExistingRow>(
-    pool,
-    `SELECT s.deleted_at IS NULL AS live, b.body_sha256, b.state, b.response,
-            to_char(b.received_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS received_text,
-            extract(epoch FROM clock_timestamp() - b.received_at)::float8 AS age_seconds
-       FROM sinks s LEFT JOIN sink_batches b ON b.sink_id = s.id AND b.batch_id = $2
-      WHERE s.id = $1`,
-    [sinkId, batchId],
-  );
-}
-
-/**
- * Step 1: the ledger row for (sink, batch), or what an earlier row with this id says. Only
- * a live sink gets a claim, whatever the key check before it saw.
- */
-async function claim(pool: Pool, sinkId: string, batchId: string, digest: Buffer, sizes: Sizes): Promise<Claim> {
-  // Twice at most: a row seen in the first round may be gone (released) before the second.
-  for (let round = 0; round < 2; round++) {
-    const [inserted] = await prepared<{ received_text: string }>(
-      pool,
-      'intake-claim',
-      `INSERT INTO sink_batches (sink_id, batch_id, body_sha256, bytes, rows, rejected, received_at, state)
-       SELECT $1, $2, $3, $4, $5, $6, clock_timestamp(), 'storing'
-        WHERE EXISTS (SELECT 1 FROM sinks WHERE id = $1 AND deleted_at IS NULL)
-       ON CONFLICT (sink_id, batch_id) DO NOTHING
-       RETURNING ${RECEIVED_TEXT} AS received_text`,
-      [sinkId, batchId, digest, sizes.bytes, sizes.rows, sizes.rejected],
-    );
-    if (inserted) return { kind: 'claimed', receivedAt: inserted.received_text };
-    const existing = await existingBatch(pool, sinkId, batchId);
-    if (!existing?.live) return { kind: 'sink_gone' };
-    if (!existing.body_sha256 || existing.age_seconds === null) continue;
-    if (!existing.body_sha256.equals(digest)) return { kind: 'conflict' };
-    if (existing.state !== 'storing') return { kind: 'replay', response: storedAnswer(existing.response!) };
-    if (existing.age_seconds < STALE_CLAIM_SECONDS) return { kind: 'in_progress' };
-    // A dead request's claim: take it over, unless another replay just did.
-    const taken = await queryOne<{ received_text: string }>(
-      pool,
-      `UPDATE sink_batches SET received_at = clock_timestamp(), bytes = $4, rows = $5, rejected = $6
-        WHERE sink_id = $1 AND batch_id = $2 AND state = 'storing' AND received_at = $3::timestamptz
-        RETURNING ${RECEIVED_TEXT} AS received_text`,
-      [sinkId, batchId, existing.received_text, sizes.bytes, sizes.rows, sizes.rejected],
-    );
-    return taken ? { kind: 'claimed', receivedAt: taken.received_text } : { kind: 'in_progress' };
-  }
-  return { kind: 'in_progress' };
-}
-
-/**
- * A statement that runs for every batch, sent as a named (prepared) statement: parsed and
- * planned once per connection instead of once per batch.
- */
-export async function prepared<Row extends QueryResultRow>(pool: Pool, name: string, text: string, values: unknown[]): Promise<Row[]> {
-  return (await pool.query<Row>({ name, text, values })).rows;
 }
 
 /** Undoes a claim whose object was not stored. Best effort: a leftover claim goes stale and is taken over. */
@@ -229,8 +134,9 @@ export async function acceptBatch(deps: IntakeDeps, sink: SendingSink, batchId: 
   const reasons = refusedIndexes.map((index) => ({ index, reason: 'not_an_object' as const }));
   if (objects === 0) throw apiError('empty_batch', { details: { rejected: refused, reasons } });
 
-  const sizes = { bytes: ndjson.length, rows: objects, rejected: refused };
-  const claimed = await throughDatabase(() => claim(deps.pool, sink.id, batchId, digest, sizes));
+  const claimed = await throughDatabase(() =>
+    deps.claims.claim({ sinkId: sink.id, batchId, digest, bytes: ndjson.length, rows: objects, rejected: refused }),
+  );
   if (claimed.kind === 'sink_gone') throw sendKeyRefused();
   if (claimed.kind === 'replay') return { status: 200, body: claimed.response };
   if (claimed.kind === 'conflict') {
@@ -260,7 +166,7 @@ export async function acceptBatch(deps: IntakeDeps, sink: SendingSink, batchId: 
   const settlement = { sinkId: sink.id, projectId: sink.projectId, batchId, receivedAt, response };
   if (await throughDatabase(() => deps.settler.settle(settlement))) return { status: 202, body: response };
   // Nothing settled: the sink was deleted meanwhile, or a replay took the claim over and finished.
-  const now = await throughDatabase(() => existingBatch(deps.pool, sink.id, batchId));
+  const now = await throughDatabase(() => ledgerEntry(deps.pool, sink.id, batchId));
   if (!now?.live) {
     // Not accepted, so not kept: the delete's cleanup may have run before this object landed.
     await deps.intake.deleteMany([batchKey(sink.id, batchId)]).catch((error: unknown) => {

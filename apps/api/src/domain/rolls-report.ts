@@ -1,7 +1,7 @@
 import type { RollReport, RollReportResult } from '@tablemere/contracts';
 import { query, queryOne, transaction, type Pool, type PoolClient } from '@tablemere/db';
 import { apiError } from '../errors.ts';
-import { RECEIVED_TEXT } from './intake.ts';
+import { RECEIVED_TEXT } from './ledger.ts';
 import { recordAudit } from './audit.ts';
 import { requireLease } from './leases.ts';
 import { rollConflict, type RollRow } from './rolls.ts';

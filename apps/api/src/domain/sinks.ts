@@ -18,7 +18,7 @@ import { recordAudit } from './audit.ts';
 import type { CatalogConnections } from './catalogs.ts';
 import type { Principal } from './principal.ts';
 import type { SecretBox } from './secrets.ts';
-import { RECEIVED_TEXT } from './intake.ts';
+import { RECEIVED_TEXT } from './ledger.ts';
 import { generateSinkCredentials, sendKeyDigest } from './send-keys.ts';
 import { listTables } from './tables.ts';
 import { openWarehouse } from './warehouses.ts';

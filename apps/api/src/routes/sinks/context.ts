@@ -1,13 +1,15 @@
 import type { ObjectStore } from '@tablemere/store';
 import type { RouteDeps } from '../../deps.ts';
 import type { BacklogGauge } from '../../domain/intake-backlog.ts';
+import type { Claims } from '../../domain/intake-claim.ts';
 import type { Settler } from '../../domain/intake-settle.ts';
 import type { SendKeyCache } from '../../domain/send-keys.ts';
 
-/** What the sink routes share: the app's deps, the intake store, the backlog gauge, the send keys and the settler. */
+/** What the sink routes share: the app's deps, the intake store, the backlog gauge, the send keys and the ledger's group writers. */
 export interface SinkRouteDeps extends RouteDeps {
   intake: ObjectStore;
   backlog: BacklogGauge;
   sendKeys: SendKeyCache;
+  claims: Claims;
   settler: Settler;
 }

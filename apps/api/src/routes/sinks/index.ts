@@ -2,6 +2,7 @@ import { ObjectStore } from '@tablemere/store';
 import type { FastifyInstance } from 'fastify';
 import type { RouteDeps } from '../../deps.ts';
 import { BacklogGauge } from '../../domain/intake-backlog.ts';
+import { Claims } from '../../domain/intake-claim.ts';
 import { Settler } from '../../domain/intake-settle.ts';
 import { SendKeyCache } from '../../domain/send-keys.ts';
 import { apiKeyScope } from '../../http/auth.ts';
@@ -26,6 +27,7 @@ export function sinkRoutes(app: FastifyInstance, deps: RouteDeps): void {
     intake: new ObjectStore(deps.s3, deps.intakeBucket),
     backlog: new BacklogGauge(deps.pool, deps.sinkBacklog),
     sendKeys: new SendKeyCache(deps.pool),
+    claims: new Claims(deps.pool),
     settler: new Settler(deps.pool),
   };
   app.register(

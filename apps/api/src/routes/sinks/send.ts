@@ -102,11 +102,11 @@ export function sendBatch(app: FastifyInstance, deps: SinkRouteDeps): void {
           if (!known) throw backlogFull(sink.id, deps.backlog.limits);
         }
       });
-      scope.post('/v1/sinks/:sink', async (request, reply): Promise<SendResult> => {
+      scope.post('/v1/sinks/:sink', { config: { accessLog: false } }, async (request, reply): Promise<SendResult> => {
         const sink = senderOf(request);
         // No body at all (no parser ran) is an empty one: invalid JSON below.
         const body = (request.body as SendBody | undefined) ?? { bytes: Buffer.alloc(0), sha256: createHash('sha256').digest() };
-        const answer = await acceptBatch({ pool: deps.pool, intake: deps.intake, settler: deps.settler, log: request.log }, sink, idempotencyKey(request), body);
+        const answer = await acceptBatch({ pool: deps.pool, intake: deps.intake, claims: deps.claims, settler: deps.settler, log: request.log }, sink, idempotencyKey(request), body);
         if (answer.status === 202) {
           deps.backlog.added(sink.id, answer.body.bytes);
           deps.metrics.intakeAccepted({ bytes: answer.body.bytes, rows: answer.body.accepted, rejected: answer.body.rejected });

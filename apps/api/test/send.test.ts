@@ -85,6 +85,26 @@ describe('accepting a batch', () => {
     expect((await stored(sink.id, batchId)).bytes.toString()).toBe('{     "x": 5,      "who": "a\\nb"   }');
   });
 
+  it('stores each large body as its own bytes when they follow each other (read into reused buffers)', async () => {
+    const large = (rows: number, tag: string) => `[${Array.from({ length: rows }, (_, i) => `{"i":${i},"tag":"${tag}"}`).join(',')}]`;
+    // A longer body first, then a shorter one into the same buffer, then a truncated (refused) one, then another.
+    const bodies = [large(120_000, 'first'), large(70_000, 'second')];
+    expect(bodies.map((b) => b.length > 1024 * 1024)).toEqual([true, true]);
+    for (const [i, body] of bodies.entries()) {
+      const batchId = newBatchId();
+      const res = await send(api.app, sink, body, { batchId });
+      expect(res.status, res.text).toBe(202);
+      expect((await stored(sink.id, batchId)).bytes.equals(Buffer.from(body.slice(1, -1).replaceAll('},{', '}\n{')))).toBe(true);
+      expect(res.body.accepted).toBe([120_000, 70_000][i]);
+    }
+    const cut = await send(api.app, sink, large(80_000, 'cut').slice(0, 1_500_000));
+    expect(cut.status).toBe(400);
+    const after = newBatchId();
+    const body = large(60_000, 'after');
+    expect((await send(api.app, sink, body, { batchId: after })).status).toBe(202);
+    expect((await stored(sink.id, after)).bytes.toString()).toBe(body.slice(1, -1).replaceAll('},{', '}\n{'));
+  });
+
   it('refuses elements that are not objects, stores the rest and names them in reasons', async () => {
     const batchId = newBatchId();
     const res = await send(api.app, sink, '[1, {"x": 1}, "text", null, [{"x": 2}], {"x": 3}, true, 2.5]', { batchId });

@@ -81,12 +81,17 @@ function describe(b: Buffer, at: number): string {
 let lineBreakSeen = false;
 
 function skipWhitespace(b: Buffer, p: number): number {
+  // Most tokens follow each other directly: one look and out.
+  if (b[p]! > SPACE) return p;
   while (p < b.length && isWhitespace(b[p]!)) {
     if (b[p] === NEWLINE || b[p] === CARRIAGE_RETURN) lineBreakSeen = true;
     p++;
   }
   return p;
 }
+
+/** The digits 0-9. */
+const DIGIT = new Uint8Array(256).fill(1, 0x30, 0x3a);
 
 /** Bytes that stand for themselves inside a string: all but `"`, `\` and controls. */
 const PLAIN_IN_STRING = new Uint8Array(256).fill(1, 0x20);
@@ -122,21 +127,22 @@ function scanNumber(b: Buffer, p: number): number {
   if (b[p] === MINUS) p++;
   if (b[p] === 0x30) {
     p++;
-  } else if (p < b.length && b[p]! >= 0x31 && b[p]! <= 0x39) {
-    while (p < b.length && isDigit(b[p]!)) p++;
+  } else if (DIGIT[b[p]!] === 1) {
+    // Past the end b[p] is undefined and DIGIT[undefined] is too: no bounds check needed.
+    while (DIGIT[b[p]!] === 1) p++;
   } else {
     throw new SyntaxFault(start, 'invalid number');
   }
   if (b[p] === 0x2e /* . */) {
     p++;
-    if (!(p < b.length && isDigit(b[p]!))) throw new SyntaxFault(start, 'invalid number');
-    while (p < b.length && isDigit(b[p]!)) p++;
+    if (DIGIT[b[p]!] !== 1) throw new SyntaxFault(start, 'invalid number');
+    while (DIGIT[b[p]!] === 1) p++;
   }
   if (b[p] === 0x65 || b[p] === 0x45 /* e E */) {
     p++;
     if (b[p] === 0x2b || b[p] === MINUS) p++;
-    if (!(p < b.length && isDigit(b[p]!))) throw new SyntaxFault(start, 'invalid number');
-    while (p < b.length && isDigit(b[p]!)) p++;
+    if (DIGIT[b[p]!] !== 1) throw new SyntaxFault(start, 'invalid number');
+    while (DIGIT[b[p]!] === 1) p++;
   }
   return p;
 }

@@ -1,6 +1,7 @@
 import type { ObjectStore } from '@tablemere/store';
 import type { RouteDeps } from '../../deps.ts';
 import type { BacklogGauge } from '../../domain/intake-backlog.ts';
+import type { BodyPool } from '../../http/body-pool.ts';
 import type { Claims } from '../../domain/intake-claim.ts';
 import type { Settler } from '../../domain/intake-settle.ts';
 import type { SendKeyCache } from '../../domain/send-keys.ts';
@@ -12,4 +13,6 @@ export interface SinkRouteDeps extends RouteDeps {
   sendKeys: SendKeyCache;
   claims: Claims;
   settler: Settler;
+  /** Buffers for large send bodies. */
+  bodies: BodyPool;
 }

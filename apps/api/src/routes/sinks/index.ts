@@ -1,3 +1,4 @@
+import { SEND_BODY_LIMIT } from '@tablemere/contracts';
 import { ObjectStore } from '@tablemere/store';
 import type { FastifyInstance } from 'fastify';
 import type { RouteDeps } from '../../deps.ts';
@@ -6,6 +7,7 @@ import { Claims } from '../../domain/intake-claim.ts';
 import { Settler } from '../../domain/intake-settle.ts';
 import { SendKeyCache } from '../../domain/send-keys.ts';
 import { apiKeyScope } from '../../http/auth.ts';
+import { BodyPool } from '../../http/body-pool.ts';
 import { getBatch } from './batch.ts';
 import type { SinkRouteDeps } from './context.ts';
 import { createSink } from './create.ts';
@@ -15,6 +17,11 @@ import { listSinks } from './list.ts';
 import { getSinkRejects } from './rejects.ts';
 import { sendBatch } from './send.ts';
 import { getSinkPending } from './tail.ts';
+
+/** Idle 16 MiB slabs kept for large bodies: 64 MiB held at most when nothing is sent. */
+const BODY_SLABS_KEPT = 4;
+/** Bodies from this size on are read into a slab. */
+const LARGE_BODY_BYTES = 1024 * 1024;
 
 /**
  * Every /v1/sinks route. With sinks disabled (AL_SINKS_ENABLED=false) none is registered,
@@ -29,6 +36,7 @@ export function sinkRoutes(app: FastifyInstance, deps: RouteDeps): void {
     sendKeys: new SendKeyCache(deps.pool),
     claims: new Claims(deps.pool),
     settler: new Settler(deps.pool),
+    bodies: new BodyPool(SEND_BODY_LIMIT, BODY_SLABS_KEPT, LARGE_BODY_BYTES),
   };
   app.register(
     apiKeyScope(deps.pool, 'read', (read) => {

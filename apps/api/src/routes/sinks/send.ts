@@ -4,7 +4,8 @@ import { IDEMPOTENCY_KEY_PATTERN, SEND_BODY_LIMIT, type SendResult } from '@tabl
 import { queryOne } from '@tablemere/db';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { backlogFull } from '../../domain/intake-backlog.ts';
-import { acceptBatch, throughDatabase, type SendBody } from '../../domain/intake.ts';
+import { acceptBatch, throughDatabase, type IntakeAnswer, type SendBody } from '../../domain/intake.ts';
+import type { BodyPool } from '../../http/body-pool.ts';
 import { senderOf, sendKeyScope } from '../../http/auth.ts';
 import { apiError } from '../../errors.ts';
 import type { SinkRouteDeps } from './context.ts';
@@ -37,21 +38,27 @@ function requireJson(request: FastifyRequest): void {
 /**
  * Reads the body into one buffer and never past SEND_BODY_LIMIT: a declared Content-Length
  * over it is refused before a byte is read, and a body without one is cut off as it passes
- * the limit. With a Content-Length the buffer is allocated once at its size. The SHA-256 is
+ * the limit. With a Content-Length the buffer is taken once at its size (from `pool` when
+ * large; the route gives it back when the send is done). The SHA-256 is
  * computed chunk by chunk as the body arrives, not in a second pass.
  */
-function readBody(request: FastifyRequest, payload: IncomingMessage): Promise<SendBody> {
+function readBody(request: FastifyRequest, payload: IncomingMessage, pool: BodyPool): Promise<SendBody> {
   const header = request.headers['content-length'];
   const declared = header === undefined ? undefined : Number(header);
   if (declared !== undefined && declared > SEND_BODY_LIMIT) return Promise.reject(tooLarge());
-  const whole = declared !== undefined && Number.isSafeInteger(declared) && declared >= 0 ? Buffer.allocUnsafe(declared) : undefined;
+  const whole = declared !== undefined && Number.isSafeInteger(declared) && declared >= 0 ? pool.take(declared) : undefined;
   const chunks: Buffer[] = [];
   const hash = createHash('sha256');
   let received = 0;
   let ended = false;
+  // Set once the body is answered either way: the buffer is given back once, and never once the route has it.
+  let settled = false;
   return new Promise((resolve, reject) => {
     const stop = (error: unknown) => {
       payload.removeListener('data', onData);
+      if (settled) return;
+      settled = true;
+      if (whole) pool.give(whole);
       // Drain what is still coming (the connection closes after the answer) instead of keeping it.
       payload.resume();
       reject(error);
@@ -71,6 +78,8 @@ function readBody(request: FastifyRequest, payload: IncomingMessage): Promise<Se
     payload.once('end', () => {
       ended = true;
       if (whole && received !== whole.length) return stop(apiError('invalid_request', { message: 'The body is shorter than its Content-Length.' }));
+      if (settled) return;
+      settled = true;
       resolve({ bytes: whole ?? Buffer.concat(chunks, received), sha256: hash.digest() });
     });
     payload.once('error', stop);
@@ -89,7 +98,7 @@ export function sendBatch(app: FastifyInstance, deps: SinkRouteDeps): void {
   app.register(
     sendKeyScope(deps.sendKeys, sinkParam, (scope) => {
       scope.removeAllContentTypeParsers();
-      scope.addContentTypeParser('application/json', (request: FastifyRequest, payload: IncomingMessage) => readBody(request, payload));
+      scope.addContentTypeParser('application/json', (request: FastifyRequest, payload: IncomingMessage) => readBody(request, payload, deps.bodies));
       scope.addHook('onRequest', async (request) => {
         const batchId = idempotencyKey(request);
         requireJson(request);
@@ -106,7 +115,12 @@ export function sendBatch(app: FastifyInstance, deps: SinkRouteDeps): void {
         const sink = senderOf(request);
         // No body at all (no parser ran) is an empty one: invalid JSON below.
         const body = (request.body as SendBody | undefined) ?? { bytes: Buffer.alloc(0), sha256: createHash('sha256').digest() };
-        const answer = await acceptBatch({ pool: deps.pool, intake: deps.intake, claims: deps.claims, settler: deps.settler, log: request.log }, sink, idempotencyKey(request), body);
+        let answer: IntakeAnswer;
+        try {
+          answer = await acceptBatch({ pool: deps.pool, intake: deps.intake, claims: deps.claims, settler: deps.settler, log: request.log }, sink, idempotencyKey(request), body);
+        } finally {
+          deps.bodies.give(body.bytes);
+        }
         if (answer.status === 202) {
           deps.backlog.added(sink.id, answer.body.bytes);
           deps.metrics.intakeAccepted({ bytes: answer.body.bytes, rows: answer.body.accepted, rejected: answer.body.rejected });

@@ -8,13 +8,16 @@
  * each against bare S3 PUTs of the same bodies to the same store at the same concurrency
  * (one PUT with If-None-Match, content type and metadata, as the intake does): through the
  * store's own signed PUT (what the intake uses) and through the AWS SDK's PutObjectCommand
- * (what a producer writing to S3 itself would use). They alternate in short rounds, so a
- * machine whose load changes meanwhile weighs on all alike.
+ * (what a producer writing to S3 itself would use). The small batches also go through a bare
+ * relay (relay.ts: Node HTTP in, the same PUT out, nothing else), the floor of any send
+ * route in Node. They alternate in short rounds, so a machine whose load changes meanwhile
+ * weighs on all alike. Each phase shows the CPU a batch cost the server, Postgres, the store
+ * and the bench itself.
  * Then 8 concurrent 16 MiB sends while the API's RSS is sampled from /proc. Prints
  * batches/s, MB/s, p50/p99 and the ratios, and one line for STATE.md.
  * Goals: small ≥ 0.8× bare PUT, large ≥ 100 MB/s, peak RSS ≤ 1 GiB.
  *
- *   npm run bench:intake [-- --seconds 12 --large 24 --rounds 4 --rss-rounds 3 --profile DIR]
+ *   npm run bench:intake [-- --seconds 12 --large 32 --rounds 4 --rss-rounds 3 --profile DIR]
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -37,7 +40,8 @@ const MIB = 1024 * 1024;
 const { values: args } = parseArgs({
   options: {
     seconds: { type: 'string', default: '12' },
-    large: { type: 'string', default: '24' },
+    // 8 per round at c=4: two full waves, no round ends with workers idle.
+    large: { type: 'string', default: '32' },
     rounds: { type: 'string', default: '4' },
     'rss-rounds': { type: 'string', default: '3' },
     /** Writes a V8 CPU profile of the API process into this directory (open it in Chrome DevTools). */
@@ -84,8 +88,8 @@ interface PhaseResult {
   batches: number;
   bytes: number;
   seconds: number;
-  /** CPU time of the API process and of this process (the client, or the bare PUT) during the phase. */
-  apiCpuMs: number;
+  /** CPU time of the server (the API, or the relay) and of this process (the client, or the bare PUT) during the phase. */
+  serverCpuMs: number;
   selfCpuMs: number;
   postgresCpuMs: number;
   storeCpuMs: number;
@@ -98,7 +102,7 @@ const emptyResult = (): PhaseResult => ({
   batches: 0,
   bytes: 0,
   seconds: 0,
-  apiCpuMs: 0,
+  serverCpuMs: 0,
   selfCpuMs: 0,
   postgresCpuMs: 0,
   storeCpuMs: 0,
@@ -109,8 +113,6 @@ const emptyResult = (): PhaseResult => ({
 
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 
-/** The API process, whose CPU time phases report. */
-let apiPid: number | undefined;
 
 /** User + system CPU time of `pid` in ms, from /proc (clock ticks of 10 ms). */
 function cpuMsOf(pid: number | undefined, stat?: string, options: { reapedChildren?: boolean } = {}): number {
@@ -141,10 +143,18 @@ function stackCpuMs(): { postgres: number; weed: number } {
   return sums;
 }
 
-/** Runs `one` with `concurrency` workers until `limit` (seconds or batches) is reached. */
-async function phase(concurrency: number, limit: { seconds: number } | { count: number }, one: (i: number) => Promise<number>): Promise<PhaseResult> {
+/**
+ * Runs `one` with `concurrency` workers until `limit` (seconds or batches) is reached; the CPU
+ * time of the process at `serverPid` (the API, or the relay) is reported as the server's.
+ */
+async function phase(
+  concurrency: number,
+  limit: { seconds: number } | { count: number },
+  one: (i: number) => Promise<number>,
+  serverPid?: number,
+): Promise<PhaseResult> {
   const result: PhaseResult = emptyResult();
-  const apiCpu = cpuMsOf(apiPid);
+  const serverCpu = cpuMsOf(serverPid);
   const stackCpu = stackCpuMs();
   const selfCpu = process.cpuUsage();
   const started = performance.now();
@@ -171,7 +181,7 @@ async function phase(concurrency: number, limit: { seconds: number } | { count: 
     }),
   );
   result.seconds = (performance.now() - started) / 1000;
-  result.apiCpuMs = cpuMsOf(apiPid) - apiCpu;
+  result.serverCpuMs = cpuMsOf(serverPid) - serverCpu;
   const stackAfter = stackCpuMs();
   result.postgresCpuMs = stackAfter.postgres - stackCpu.postgres;
   result.storeCpuMs = stackAfter.weed - stackCpu.weed;
@@ -187,7 +197,7 @@ async function alternate(rounds: number, runners: Array<(round: number) => Promi
     into.batches += r.batches;
     into.bytes += r.bytes;
     into.seconds += r.seconds;
-    into.apiCpuMs += r.apiCpuMs;
+    into.serverCpuMs += r.serverCpuMs;
     into.selfCpuMs += r.selfCpuMs;
     into.postgresCpuMs += r.postgresCpuMs;
     into.storeCpuMs += r.storeCpuMs;
@@ -210,22 +220,51 @@ function describe(name: string, r: PhaseResult) {
   const p99 = percentile(r.latenciesMs, 99);
   console.log(
     `${name.padEnd(28)} ${String(r.batches).padStart(6)} batches in ${r.seconds.toFixed(1)} s: ${perSecond.toFixed(1)} batches/s, ${mbPerSecond.toFixed(1)} MB/s, p50 ${p50.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms; ` +
-      `CPU per batch: API ${(r.apiCpuMs / r.batches).toFixed(2)} ms, Postgres ${(r.postgresCpuMs / r.batches).toFixed(2)} ms, store ${(r.storeCpuMs / r.batches).toFixed(2)} ms, bench ${(r.selfCpuMs / r.batches).toFixed(2)} ms${r.errors ? `, ${r.errors} errors (${r.firstError})` : ''}`,
+      `CPU per batch: server ${(r.serverCpuMs / r.batches).toFixed(2)} ms, Postgres ${(r.postgresCpuMs / r.batches).toFixed(2)} ms, store ${(r.storeCpuMs / r.batches).toFixed(2)} ms, bench ${(r.selfCpuMs / r.batches).toFixed(2)} ms${r.errors ? `, ${r.errors} errors (${r.firstError})` : ''}`,
   );
   return { perSecond, mbPerSecond, p50, p99 };
 }
 
-/** The API as its own process, logs to a file; resolves once /healthz answers. */
-async function startApi(databaseUrl: string, secretKey: string): Promise<{ child: ChildProcess; url: string; logFile: string }> {
-  const port = await freePort();
-  const logFile = path.join(os.tmpdir(), `bench-intake-api-${run}.log`);
+interface Server {
+  child: ChildProcess;
+  url: string;
+  logFile: string;
+}
+
+/** `script` as its own process listening on `port`, output to a log file; resolves once `ready` answers. */
+async function startServer(name: string, script: string, args: string[], env: NodeJS.ProcessEnv, port: number, ready: string): Promise<Server> {
+  const logFile = path.join(os.tmpdir(), `bench-intake-${name}-${run}.log`);
   const fd = openSync(logFile, 'a');
-  const profile = args.profile ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(args.profile)] : [];
-  const child = spawn(process.execPath, [...profile, '--import', 'tsx', path.join(repoRoot, 'apps/api/src/start.ts')], {
+  const child = spawn(process.execPath, [...args, '--import', 'tsx', path.join(repoRoot, script)], {
     cwd: repoRoot,
     stdio: ['ignore', fd, fd],
-    env: {
-      ...process.env,
+    env: { ...process.env, ...env },
+  });
+  closeSync(fd);
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`the ${name} exited (${child.exitCode}); see ${logFile}`);
+    try {
+      await fetch(`${url}${ready}`, { method: ready === '/healthz' ? 'GET' : 'HEAD' });
+      return { child, url, logFile };
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error(`the ${name} did not start within 60 s; see ${logFile}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+/** The API as its own process over `databaseUrl` and the stack's store. */
+async function startApi(databaseUrl: string, secretKey: string): Promise<Server> {
+  const port = await freePort();
+  const profile = args.profile ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(args.profile)] : [];
+  return startServer(
+    'api',
+    'apps/api/src/start.ts',
+    profile,
+    {
       DATABASE_URL: databaseUrl,
       TABLEMERE_API_PORT: String(port),
       TABLEMERE_INTERNAL_PORT: String(await freePort()),
@@ -241,20 +280,9 @@ async function startApi(databaseUrl: string, secretKey: string): Promise<{ child
       TABLEMERE_SINK_MAX_PENDING_BATCHES: String(1e12),
       TABLEMERE_MAINTENANCE_INTERVAL_SECONDS: '86400',
     },
-  });
-  closeSync(fd);
-  const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`the API exited (${child.exitCode}); see ${logFile}`);
-    try {
-      if ((await fetch(`${url}/healthz`)).ok) return { child, url, logFile };
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) throw new Error(`the API did not start within 60 s; see ${logFile}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
+    port,
+    '/healthz',
+  );
 }
 
 /** Resident set size of `pid` in bytes, from /proc. */
@@ -303,9 +331,11 @@ async function main(): Promise<void> {
   });
   const adminKey = boot.adminKey!;
   const { child, url, logFile } = await startApi(databaseUrl, secretKey);
-  apiPid = child.pid;
+  const apiPid = child.pid;
   const namespace = `bench_intake_${run}`;
   const barePrefix = `bench-intake/${run}/`;
+  const relayPort = await freePort();
+  const relay = await startServer('relay', 'scripts/bench/relay.ts', [], { TABLEMERE_RELAY_PORT: String(relayPort), TABLEMERE_RELAY_PREFIX: `${barePrefix}relay/` }, relayPort, '/');
   let sink: CreatedSink | undefined;
   try {
     await api(url, 'POST', '/v1/warehouses/garden/tables', adminKey, {
@@ -323,14 +353,15 @@ async function main(): Promise<void> {
     const target = sink;
     // A plain keep-alive HTTP client, as a producer would use (fetch costs several times more CPU).
     const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
-    const apiUrl = new URL(url);
-    const sendOne = (batchId: string, body: Buffer): Promise<number> =>
+    /** POSTs `body` as a batch to the server at `to` (the API, or the relay). */
+    const postTo = (to: string, batchId: string, body: Buffer): Promise<number> =>
       new Promise((resolve, reject) => {
+        const server = new URL(to);
         const req = http.request(
           {
             method: 'POST',
-            hostname: apiUrl.hostname,
-            port: apiUrl.port,
+            hostname: server.hostname,
+            port: server.port,
             path: `/v1/sinks/${target.id}`,
             agent,
             headers: {
@@ -352,6 +383,7 @@ async function main(): Promise<void> {
         req.on('error', reject);
         req.end(body);
       });
+    const sendOne = (batchId: string, body: Buffer) => postTo(url, batchId, body);
     // The same PUT through the AWS SDK's PutObjectCommand, as a producer writing to S3 itself would.
     const sdkPutOne = async (key: string, body: Buffer): Promise<number> => {
       await s3.send(
@@ -385,20 +417,23 @@ async function main(): Promise<void> {
 
     // Warm-up: connections, JIT, the sink's first rows.
     await phase(8, { count: 200 }, (i) => sendOne(`warm-${i}`, smallBodies[i % smallBodies.length]!));
+    await phase(8, { count: 200 }, (i) => postTo(relay.url, `warm-${i}`, smallBodies[i % smallBodies.length]!));
     await phase(8, { count: 200 }, (i) => putOne(`${barePrefix}warm-${i}.ndjson`, smallBodies[i % smallBodies.length]!));
 
     const slice = { seconds: seconds / rounds };
-    const [smallApiRun, smallBareRun, smallSdkRun] = await alternate(rounds, [
-      (round) => phase(50, slice, (i) => sendOne(`s-${round}-${i}`, smallBodies[i % smallBodies.length]!)),
+    const [smallApiRun, smallBareRun, smallSdkRun, smallRelayRun] = await alternate(rounds, [
+      (round) => phase(50, slice, (i) => sendOne(`s-${round}-${i}`, smallBodies[i % smallBodies.length]!), apiPid),
       (round) => phase(50, slice, (i) => putOne(`${barePrefix}s-${round}-${i}.ndjson`, smallBodies[i % smallBodies.length]!)),
       (round) => phase(50, slice, (i) => sdkPutOne(`${barePrefix}sdk-s-${round}-${i}.ndjson`, smallBodies[i % smallBodies.length]!)),
+      (round) => phase(50, slice, (i) => postTo(relay.url, `s-${round}-${i}`, smallBodies[i % smallBodies.length]!), relay.child.pid),
     ]);
     const smallApi = describe('small via API (c=50)', smallApiRun!);
     const smallBare = describe('small bare PUT (c=50)', smallBareRun!);
     const smallSdk = describe('small SDK PutObject (c=50)', smallSdkRun!);
+    const smallRelay = describe('small via bare relay (c=50)', smallRelayRun!);
     const share = { count: Math.max(1, Math.round(largeCount / rounds)) };
     const [largeApiRun, largeBareRun, largeSdkRun] = await alternate(rounds, [
-      (round) => phase(4, share, (i) => sendOne(`l-${round}-${i}`, largeBodies[i % largeBodies.length]!)),
+      (round) => phase(4, share, (i) => sendOne(`l-${round}-${i}`, largeBodies[i % largeBodies.length]!), apiPid),
       (round) => phase(4, share, (i) => putOne(`${barePrefix}l-${round}-${i}.ndjson`, largeBodies[i % largeBodies.length]!)),
       (round) => phase(4, share, (i) => sdkPutOne(`${barePrefix}sdk-l-${round}-${i}.ndjson`, largeBodies[i % largeBodies.length]!)),
     ]);
@@ -414,7 +449,7 @@ async function main(): Promise<void> {
     const sampler = setInterval(() => {
       peakRss = Math.max(peakRss, rssBytes(pid, 'VmRSS'));
     }, 10);
-    const rss = await phase(8, { count: 8 * rssRounds }, (i) => sendOne(`r-${i}`, biggest));
+    const rss = await phase(8, { count: 8 * rssRounds }, (i) => sendOne(`r-${i}`, biggest), apiPid);
     clearInterval(sampler);
     peakRss = Math.max(peakRss, rssBytes(pid, 'VmRSS'));
     describe(`16 MiB via API (c=8)`, rss);
@@ -424,8 +459,10 @@ async function main(): Promise<void> {
     const largeRatio = largeApi.mbPerSecond / largeBare.mbPerSecond;
     const smallSdkRatio = smallApi.perSecond / smallSdk.perSecond;
     const largeSdkRatio = largeApi.mbPerSecond / largeSdk.mbPerSecond;
+    const relayRatio = smallRelay.perSecond / smallBare.perSecond;
     console.log(
-      `small: API ${smallApi.perSecond.toFixed(0)} batches/s vs bare signed PUT ${smallBare.perSecond.toFixed(0)} = ${smallRatio.toFixed(2)}x, vs SDK PutObject ${smallSdk.perSecond.toFixed(0)} = ${smallSdkRatio.toFixed(2)}x (goal >= 0.8x)`,
+      `small: API ${smallApi.perSecond.toFixed(0)} batches/s vs bare signed PUT ${smallBare.perSecond.toFixed(0)} = ${smallRatio.toFixed(2)}x, vs SDK PutObject ${smallSdk.perSecond.toFixed(0)} = ${smallSdkRatio.toFixed(2)}x (goal >= 0.8x); ` +
+        `a bare relay (Node HTTP in, the same PUT out, nothing else) ${smallRelay.perSecond.toFixed(0)} = ${relayRatio.toFixed(2)}x`,
     );
     console.log(
       `large: API ${largeApi.mbPerSecond.toFixed(0)} MB/s vs bare signed PUT ${largeBare.mbPerSecond.toFixed(0)} = ${largeRatio.toFixed(2)}x, vs SDK PutObject ${largeSdk.mbPerSecond.toFixed(0)} = ${largeSdkRatio.toFixed(2)}x (goal >= 100 MB/s)`,
@@ -434,7 +471,7 @@ async function main(): Promise<void> {
     const date = new Date().toISOString().slice(0, 16).replace('T', ' ');
     console.log(
       `\nSTATE.md: ${date}Z \`npm run bench:intake\` (${os.cpus().length} cores, load average ${os.loadavg()[0]!.toFixed(1)}, API as a process on the local stack): small 100-row ~${(averageSmall / 1000).toFixed(0)} KB batches c=50 ` +
-        `${smallApi.perSecond.toFixed(0)}/s (p50 ${smallApi.p50.toFixed(0)} ms, p99 ${smallApi.p99.toFixed(0)} ms) vs bare signed PUT ${smallBare.perSecond.toFixed(0)}/s = ${smallRatio.toFixed(2)}x, vs SDK PutObject ${smallSdk.perSecond.toFixed(0)}/s = ${smallSdkRatio.toFixed(2)}x; ` +
+        `${smallApi.perSecond.toFixed(0)}/s (p50 ${smallApi.p50.toFixed(0)} ms, p99 ${smallApi.p99.toFixed(0)} ms) vs bare signed PUT ${smallBare.perSecond.toFixed(0)}/s = ${smallRatio.toFixed(2)}x, vs SDK PutObject ${smallSdk.perSecond.toFixed(0)}/s = ${smallSdkRatio.toFixed(2)}x, bare relay ${smallRelay.perSecond.toFixed(0)}/s = ${relayRatio.toFixed(2)}x; ` +
         `large ~10 MB c=4 ${largeApi.mbPerSecond.toFixed(0)} MB/s (p50 ${largeApi.p50.toFixed(0)} ms, p99 ${largeApi.p99.toFixed(0)} ms) vs bare signed PUT ${largeBare.mbPerSecond.toFixed(0)} MB/s = ${largeRatio.toFixed(2)}x, vs SDK PutObject ${largeSdk.mbPerSecond.toFixed(0)} MB/s = ${largeSdkRatio.toFixed(2)}x; ` +
         `peak API RSS under 8 concurrent 16 MiB sends ${(peakRss / MIB).toFixed(0)} MiB.`,
     );
@@ -443,8 +480,10 @@ async function main(): Promise<void> {
     const bare: string[] = [];
     for await (const page of store.list(barePrefix)) bare.push(...page.objects.map((o) => o.key));
     await store.deleteMany(bare);
-    child.kill('SIGTERM');
-    await new Promise((resolve) => child.once('exit', resolve));
+    for (const server of [child, relay.child]) {
+      server.kill('SIGTERM');
+      await new Promise((resolve) => server.once('exit', resolve));
+    }
     const catalog = await RestCatalog.connect({
       uri: env.ICEBERG_REST_URI!,
       warehouse: env.ICEBERG_WAREHOUSE!,

@@ -17,9 +17,9 @@
  * batches/s, MB/s, p50/p99 and the ratios, and one line for STATE.md.
  * Goals: small ≥ 0.8× bare PUT, large ≥ 100 MB/s, peak RSS ≤ 1 GiB.
  *
- *   npm run bench:intake [-- --seconds 12 --large 32 --rounds 4 --rss-rounds 3 --profile DIR]
+ *   npm run bench:intake [-- --seconds 12 --large 32 --rounds 4 --rss-rounds 3 --pin --profile DIR]
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { openSync, closeSync, readdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
@@ -44,6 +44,8 @@ const { values: args } = parseArgs({
     large: { type: 'string', default: '32' },
     rounds: { type: 'string', default: '4' },
     'rss-rounds': { type: 'string', default: '3' },
+    /** Runs the server side (API, relay, Postgres) on CPU 0 and the store and producers on CPU 1 (pinSides). */
+    pin: { type: 'boolean', default: false },
     /** Writes a V8 CPU profile of the API process into this directory (open it in Chrome DevTools). */
     profile: { type: 'string' },
   },
@@ -123,24 +125,52 @@ function cpuMsOf(pid: number | undefined, stat?: string, options: { reapedChildr
   return (Number(fields[11]) + Number(fields[12]) + children) * 10;
 }
 
-/**
- * CPU time in ms of every process named `postgres` or `weed` on this machine (the stack's
- * database backends and its store), from /proc, so that each phase shows what a batch cost
- * the store and the database, not only the API.
- */
-function stackCpuMs(): { postgres: number; weed: number } {
-  const sums = { postgres: 0, weed: 0 };
+/** The stack's processes by name (`postgres`: the server and its backends; `weed`: the store), with their /proc stat line. */
+function stackProcesses(): Array<{ pid: number; name: 'postgres' | 'weed'; stat: string }> {
+  const found: Array<{ pid: number; name: 'postgres' | 'weed'; stat: string }> = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
       const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      if (name === 'postgres' || name === 'weed') sums[name] += cpuMsOf(Number(entry), stat, { reapedChildren: true });
+      if (name === 'postgres' || name === 'weed') found.push({ pid: Number(entry), name, stat });
     } catch {
       // the process ended meanwhile
     }
   }
+  return found;
+}
+
+/**
+ * CPU time in ms of the stack's Postgres and store, so that each phase shows what a batch
+ * cost the store and the database, not only the server.
+ */
+function stackCpuMs(): { postgres: number; weed: number } {
+  const sums = { postgres: 0, weed: 0 };
+  for (const { pid, name, stat } of stackProcesses()) sums[name] += cpuMsOf(pid, stat, { reapedChildren: true });
   return sums;
+}
+
+/** Binds every thread of `pid` to `cpus` (a CPU list: `0`, `0-1`). */
+function pinTo(pid: number, cpus: number | string): void {
+  execFileSync('taskset', ['--all-tasks', '--cpu-list', '--pid', String(cpus), String(pid)], { stdio: 'ignore' });
+}
+
+/**
+ * --pin: the server side (the API or the relay, and Postgres, whose new backends inherit the
+ * server's CPU) on CPU 0; the store and this process (the producers, and the bare PUTs) on
+ * CPU 1. That is how the two sides sit in production, each with its own cores; unpinned, on a
+ * small machine, every process competes for every core and a batch's CPU cost is what counts.
+ */
+function pinSides(serverPids: number[]): void {
+  for (const pid of serverPids) pinTo(pid, 0);
+  for (const { pid, name } of stackProcesses()) pinTo(pid, name === 'postgres' ? 0 : 1);
+  pinTo(process.pid, 1);
+}
+
+/** Gives the stack's processes every CPU again (they outlive the bench). */
+function unpinStack(): void {
+  for (const { pid } of stackProcesses()) pinTo(pid, `0-${os.cpus().length - 1}`);
 }
 
 /**
@@ -338,6 +368,7 @@ async function main(): Promise<void> {
   const relay = await startServer('relay', 'scripts/bench/relay.ts', [], { TABLEMERE_RELAY_PORT: String(relayPort), TABLEMERE_RELAY_PREFIX: `${barePrefix}relay/` }, relayPort, '/');
   let sink: CreatedSink | undefined;
   try {
+    if (args.pin) pinSides([apiPid!, relay.child.pid!]);
     await api(url, 'POST', '/v1/warehouses/garden/tables', adminKey, {
       namespace,
       name: 'events',
@@ -470,12 +501,13 @@ async function main(): Promise<void> {
     console.log(`API RSS: idle ${(idleRss / MIB).toFixed(0)} MiB, peak under 8 x 16 MiB sends ${(peakRss / MIB).toFixed(0)} MiB (VmHWM ${(hwm / MIB).toFixed(0)} MiB; goal <= 1024 MiB)`);
     const date = new Date().toISOString().slice(0, 16).replace('T', ' ');
     console.log(
-      `\nSTATE.md: ${date}Z \`npm run bench:intake\` (${os.cpus().length} cores, load average ${os.loadavg()[0]!.toFixed(1)}, API as a process on the local stack): small 100-row ~${(averageSmall / 1000).toFixed(0)} KB batches c=50 ` +
+      `\nSTATE.md: ${date}Z \`npm run bench:intake\` (${os.cpus().length} cores${args.pin ? ', server side and store pinned to a core each' : ''}, load average ${os.loadavg()[0]!.toFixed(1)}, API as a process on the local stack): small 100-row ~${(averageSmall / 1000).toFixed(0)} KB batches c=50 ` +
         `${smallApi.perSecond.toFixed(0)}/s (p50 ${smallApi.p50.toFixed(0)} ms, p99 ${smallApi.p99.toFixed(0)} ms) vs bare signed PUT ${smallBare.perSecond.toFixed(0)}/s = ${smallRatio.toFixed(2)}x, vs SDK PutObject ${smallSdk.perSecond.toFixed(0)}/s = ${smallSdkRatio.toFixed(2)}x, bare relay ${smallRelay.perSecond.toFixed(0)}/s = ${relayRatio.toFixed(2)}x; ` +
         `large ~10 MB c=4 ${largeApi.mbPerSecond.toFixed(0)} MB/s (p50 ${largeApi.p50.toFixed(0)} ms, p99 ${largeApi.p99.toFixed(0)} ms) vs bare signed PUT ${largeBare.mbPerSecond.toFixed(0)} MB/s = ${largeRatio.toFixed(2)}x, vs SDK PutObject ${largeSdk.mbPerSecond.toFixed(0)} MB/s = ${largeSdkRatio.toFixed(2)}x; ` +
         `peak API RSS under 8 concurrent 16 MiB sends ${(peakRss / MIB).toFixed(0)} MiB.`,
     );
   } finally {
+    if (args.pin) unpinStack();
     if (sink) await api(url, 'DELETE', `/v1/sinks/${sink.id}`, adminKey).catch((error: unknown) => console.error(`cleanup: ${String(error)}`));
     const bare: string[] = [];
     for await (const page of store.list(barePrefix)) bare.push(...page.objects.map((o) => o.key));

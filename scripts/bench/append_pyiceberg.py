@@ -2,8 +2,7 @@
 pyarrow.json.read_json + Table.append, timed the same way.
 
 usage: append_pyiceberg.py <ndjson file> <namespace> <table>
-Connection settings come from the environment (ICEBERG_REST_URI, ICEBERG_WAREHOUSE,
-AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION).
+Connection settings come from the environment (tests/readers/connections.py).
 Prints one JSON object: rows, seconds, cpu_seconds, peak_rss_bytes, phases (seconds each).
 """
 import json
@@ -13,26 +12,15 @@ import sys
 import time
 
 import pyarrow.json as pj
-from pyiceberg.catalog import load_catalog
+
+# The readers' connection to the stack (tests/readers/connections.py), configured the same way.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "readers"))
+import connections  # noqa: E402
 
 
 def main():
     path, namespace, name = sys.argv[1:4]
-    env = os.environ
-    catalog = load_catalog(
-        "bench",
-        type="rest",
-        uri=env["ICEBERG_REST_URI"],
-        warehouse=env["ICEBERG_WAREHOUSE"],
-        credential=f"{env['AWS_ACCESS_KEY_ID']}:{env['AWS_SECRET_ACCESS_KEY']}",
-        **{
-            "s3.endpoint": env["AWS_ENDPOINT_URL"],
-            "s3.access-key-id": env["AWS_ACCESS_KEY_ID"],
-            "s3.secret-access-key": env["AWS_SECRET_ACCESS_KEY"],
-            "s3.region": env["AWS_REGION"],
-            "s3.path-style-access": "true",
-        },
-    )
+    catalog = connections.catalog("bench")
     cpu_started = cpu_seconds()
     started = time.perf_counter()
     mark = started

@@ -30,10 +30,9 @@ import { parseArgs } from 'node:util';
 import { CreateBucketCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { SEND_BODY_LIMIT, type CreatedSink } from '@tablemere/contracts';
 import { createDatabase, dropDatabase, migrate } from '@tablemere/db';
-import { RestCatalog } from '@tablemere/iceberg';
 import { createS3Client, ObjectStore } from '@tablemere/store';
 import { bootstrap } from '../../apps/api/src/bootstrap.ts';
-import { repoRoot, stackEnv } from '../../tests/support/stack.ts';
+import { dropNamespaces, repoRoot, stackCatalog, stackEnv, stackWarehouse } from '../../tests/support/stack.ts';
 
 const MB = 1_000_000;
 const MIB = 1024 * 1024;
@@ -352,12 +351,7 @@ async function main(): Promise<void> {
   await migrate(databaseUrl);
   const boot = await bootstrap(databaseUrl, {
     secretKey,
-    warehouse: {
-      restUri: env.ICEBERG_REST_URI!,
-      warehouse: env.ICEBERG_WAREHOUSE!,
-      auth: { type: 'oauth2', clientId: env.AWS_ACCESS_KEY_ID!, clientSecret: env.AWS_SECRET_ACCESS_KEY! },
-      s3: { endpoint: env.AWS_ENDPOINT_URL!, region: env.AWS_REGION!, accessKeyId: env.AWS_ACCESS_KEY_ID!, secretAccessKey: env.AWS_SECRET_ACCESS_KEY! },
-    },
+    warehouse: stackWarehouse(env),
   });
   const adminKey = boot.adminKey!;
   const { child, url, logFile } = await startApi(databaseUrl, secretKey);
@@ -516,15 +510,7 @@ async function main(): Promise<void> {
       server.kill('SIGTERM');
       await new Promise((resolve) => server.once('exit', resolve));
     }
-    const catalog = await RestCatalog.connect({
-      uri: env.ICEBERG_REST_URI!,
-      warehouse: env.ICEBERG_WAREHOUSE!,
-      auth: { type: 'oauth2', clientId: env.AWS_ACCESS_KEY_ID!, clientSecret: env.AWS_SECRET_ACCESS_KEY! },
-    });
-    if (await catalog.namespaceExists(namespace)) {
-      await catalog.dropTable({ namespace, name: 'events' }, { purge: true }).catch(() => undefined);
-      await catalog.dropNamespace(namespace);
-    }
+    await dropNamespaces(await stackCatalog(env), [namespace]);
     await dropDatabase(databaseUrl);
     s3.destroy();
     console.log(`(API log: ${logFile})`);

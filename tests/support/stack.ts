@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
+import { RestCatalog } from '@tablemere/iceberg';
+import type { BootstrapOptions } from '../../apps/api/src/bootstrap.ts';
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 /** `.stack/env`, or `$TABLEMERE_STACK_DIR/env` for a stack kept elsewhere. */
@@ -28,4 +30,34 @@ export function stackEnv(): Record<string, string> {
     throw new Error(`the local stack is not running (${stackEnvFile} is missing): run \`npm start\` or \`npm test\``);
   }
   return parseEnvFile(text);
+}
+
+/** The running stack's catalog as the tests' own client: OAuth2 with the stack's key pair. */
+export function stackCatalog(env: Record<string, string> = stackEnv()): Promise<RestCatalog> {
+  return RestCatalog.connect({
+    uri: env.ICEBERG_REST_URI!,
+    warehouse: env.ICEBERG_WAREHOUSE!,
+    auth: { type: 'oauth2', clientId: env.AWS_ACCESS_KEY_ID!, clientSecret: env.AWS_SECRET_ACCESS_KEY! },
+  });
+}
+
+/** The stack's catalog registered as warehouse `garden`, as bootstrap takes it. */
+export function stackWarehouse(env: Record<string, string> = stackEnv()): BootstrapOptions['warehouse'] {
+  return {
+    name: 'garden',
+    restUri: env.ICEBERG_REST_URI!,
+    warehouse: env.ICEBERG_WAREHOUSE!,
+    auth: { type: 'oauth2', clientId: env.AWS_ACCESS_KEY_ID!, clientSecret: env.AWS_SECRET_ACCESS_KEY! },
+    s3: { endpoint: env.AWS_ENDPOINT_URL!, region: env.AWS_REGION!, accessKeyId: env.AWS_ACCESS_KEY_ID!, secretAccessKey: env.AWS_SECRET_ACCESS_KEY! },
+  };
+}
+
+/** Drops test namespaces with every table in them (and their files); what is gone already is fine. */
+export async function dropNamespaces(catalog: RestCatalog, namespaces: readonly string[]): Promise<void> {
+  for (const namespace of namespaces) {
+    for (const table of await catalog.listTables(namespace).catch(() => [])) {
+      await catalog.dropTable({ namespace, name: table.name }, { purge: true }).catch(() => undefined);
+    }
+    await catalog.dropNamespace(namespace).catch(() => undefined);
+  }
 }

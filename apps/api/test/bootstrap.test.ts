@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { createDatabase, createPool, dropDatabase, migrate, query, type Pool } from '@tablemere/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stackEnv } from '../../../tests/support/stack.ts';
+import { stackEnv, stackWarehouse } from '../../../tests/support/stack.ts';
 import { bootstrap } from '../src/bootstrap.ts';
 import { authenticate } from '../src/domain/api-keys.ts';
 import { SecretBox } from '../src/domain/secrets.ts';
 import { openWarehouse } from '../src/domain/warehouses.ts';
-import { stackWarehouse, suffix } from './support/harness.ts';
+import { suffix } from './support/harness.ts';
 
 const env = stackEnv();
 const url = new URL(env.DATABASE_URL!);

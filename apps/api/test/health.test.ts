@@ -5,8 +5,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app.ts';
 import { SecretBox } from '../src/domain/secrets.ts';
 import { createLogger } from '../src/logger.ts';
-import { call, stackS3, stackWarehouse, startTestApi, type TestApi } from './support/harness.ts';
-import { stackEnv } from '../../../tests/support/stack.ts';
+import { call, stackS3, startTestApi, type TestApi } from './support/harness.ts';
+import { stackEnv, stackWarehouse } from '../../../tests/support/stack.ts';
 
 const opened: TestApi[] = [];
 const servers: Server[] = [];

@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey } from '../src/domain/api-keys.ts';
 import { pruneLedger } from '../src/domain/maintenance.ts';
 import { call, dropNamespace, stackS3, startTestApi, suffix, type TestApi } from './support/harness.ts';
-import { createSink, createTable, newBatchId, otherApp, send, stackCatalog } from './support/sinks.ts';
+import { createSink, createTable, newBatchId, otherApp, send } from './support/sinks.ts';
+import { stackCatalog } from '../../../tests/support/stack.ts';
 
 let api: TestApi;
 let s3: S3Client;

@@ -33,8 +33,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await stack.catalog.dropTable({ namespace: ns, name: 'events' }, { purge: true }).catch(() => undefined);
-  await stack.catalog.dropNamespace(ns).catch(() => undefined);
+  await stack?.dropNamespaces([ns]);
   await stack?.stop();
 });
 

@@ -14,10 +14,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const ns of namespaces) {
-    for (const t of await stack.catalog.listTables(ns).catch(() => [])) await stack.catalog.dropTable({ namespace: ns, name: t.name }, { purge: true });
-    await stack.catalog.dropNamespace(ns).catch(() => undefined);
-  }
+  await stack?.dropNamespaces(namespaces);
   await stack?.stop();
 });
 
@@ -79,7 +76,7 @@ describe('a roll, end to end', () => {
 
     // The snapshot names the sink and what it consumed.
     const [head] = await pyicebergSnapshots(ns, 'events');
-    expect(head!.snapshot_id).toBe(summary.snapshot_id);
+    expect(head!['snapshot-id']).toBe(summary.snapshot_id);
     expect(head!.summary).toMatchObject({
       operation: 'append',
       'tablemere.sink.id': sink.id,

@@ -14,10 +14,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const ns of namespaces) {
-    await stack.catalog.dropTable({ namespace: ns, name: 'events' }, { purge: true }).catch(() => undefined);
-    await stack.catalog.dropNamespace(ns).catch(() => undefined);
-  }
+  await stack?.dropNamespaces(namespaces);
   await stack?.stop();
 });
 

@@ -1,12 +1,11 @@
 import { execFile } from 'node:child_process';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { repoRoot, stackEnv } from '../../../tests/support/stack.ts';
 import { parseJson } from '../src/index.ts';
 
 const run = promisify(execFile);
-const readersDir = path.join(path.dirname(fileURLToPath(import.meta.url)), 'readers');
+const readersDir = path.join(repoRoot, 'tests', 'readers');
 const python = path.join(repoRoot, '.venv', 'bin', 'python');
 
 /** Runs one of the independent reader scripts and parses its JSON losslessly. */

@@ -1,9 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { CreateBucketCommand, HeadBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { createDatabase, createPool, dropDatabase, migrate, type Pool } from '@tablemere/db';
-import { RestCatalog } from '@tablemere/iceberg';
 import type { FastifyInstance } from 'fastify';
-import { stackEnv } from '../../../../tests/support/stack.ts';
+import { dropNamespaces, stackCatalog, stackEnv, stackWarehouse } from '../../../../tests/support/stack.ts';
 import { buildApp } from '../../src/app.ts';
 import { bootstrap, type BootstrapOptions } from '../../src/bootstrap.ts';
 import { SecretBox } from '../../src/domain/secrets.ts';
@@ -35,21 +34,6 @@ export function stackS3(env: Record<string, string>): S3Client {
   });
 }
 
-/** The stack's catalog registration as bootstrap takes it (OAuth2 with the stack's key pair). */
-export function stackWarehouse(env: Record<string, string>): BootstrapOptions['warehouse'] {
-  return {
-    name: 'garden',
-    restUri: env.ICEBERG_REST_URI!,
-    warehouse: env.ICEBERG_WAREHOUSE!,
-    auth: { type: 'oauth2', clientId: env.AWS_ACCESS_KEY_ID!, clientSecret: env.AWS_SECRET_ACCESS_KEY! },
-    s3: {
-      endpoint: env.AWS_ENDPOINT_URL!,
-      region: env.AWS_REGION!,
-      accessKeyId: env.AWS_ACCESS_KEY_ID!,
-      secretAccessKey: env.AWS_SECRET_ACCESS_KEY!,
-    },
-  };
-}
 
 /** The intake bucket is the stack's; make sure it is there so readiness can see it. */
 async function ensureBucket(s3: S3Client, bucket: string): Promise<void> {
@@ -167,12 +151,5 @@ export async function call(app: FastifyInstance, method: 'GET' | 'POST' | 'DELET
 
 /** Drops a test namespace and its tables from the stack's catalog. */
 export async function dropNamespace(env: Record<string, string>, namespace: string): Promise<void> {
-  const catalog = await RestCatalog.connect({
-    uri: env.ICEBERG_REST_URI!,
-    warehouse: env.ICEBERG_WAREHOUSE!,
-    auth: { type: 'oauth2', clientId: env.AWS_ACCESS_KEY_ID!, clientSecret: env.AWS_SECRET_ACCESS_KEY! },
-  });
-  if (!(await catalog.namespaceExists(namespace))) return;
-  for (const table of await catalog.listTables(namespace)) await catalog.dropTable({ namespace, name: table.name }, { purge: true });
-  await catalog.dropNamespace(namespace);
+  await dropNamespaces(await stackCatalog(env), [namespace]);
 }

@@ -1,5 +1,4 @@
 import { CreatedSink } from '@tablemere/contracts';
-import { RestCatalog } from '@tablemere/iceberg';
 import type { FastifyInstance } from 'fastify';
 import { expect } from 'vitest';
 import { buildApp, type AppDeps } from '../../src/app.ts';
@@ -7,14 +6,6 @@ import { createLogger } from '../../src/logger.ts';
 import { SecretBox } from '../../src/domain/secrets.ts';
 import { call, stackS3, type Answer, type TestApi } from './harness.ts';
 
-/** The stack's catalog, as the tests' own independent client. */
-export function stackCatalog(env: Record<string, string>): Promise<RestCatalog> {
-  return RestCatalog.connect({
-    uri: env.ICEBERG_REST_URI!,
-    warehouse: env.ICEBERG_WAREHOUSE!,
-    auth: { type: 'oauth2', clientId: env.AWS_ACCESS_KEY_ID!, clientSecret: env.AWS_SECRET_ACCESS_KEY! },
-  });
-}
 
 /** An unpartitioned table through the API: `x long required, who string`. */
 export async function createTable(api: TestApi, namespace: string, name: string): Promise<void> {

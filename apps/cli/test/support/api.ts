@@ -5,7 +5,7 @@ import { buildApp, buildInternalApp } from '../../../api/src/app.ts';
 import { bootstrap } from '../../../api/src/bootstrap.ts';
 import { SecretBox } from '../../../api/src/domain/secrets.ts';
 import { createLogger } from '../../../api/src/logger.ts';
-import { stackEnv } from '../../../../tests/support/stack.ts';
+import { stackEnv, stackWarehouse } from '../../../../tests/support/stack.ts';
 import { closedPort } from './ports.ts';
 
 export interface TestApi {
@@ -38,18 +38,7 @@ export async function startTestApi(): Promise<TestApi> {
   const pool = createPool(databaseUrl.toString(), { applicationName: 'cli-test' });
   const boot = await bootstrap(pool, {
     secretKey,
-    warehouse: {
-      name: warehouse,
-      restUri: env.ICEBERG_REST_URI!,
-      warehouse: env.ICEBERG_WAREHOUSE!,
-      auth: { type: 'oauth2', clientId: env.AWS_ACCESS_KEY_ID!, clientSecret: env.AWS_SECRET_ACCESS_KEY! },
-      s3: {
-        endpoint: env.AWS_ENDPOINT_URL!,
-        region: env.AWS_REGION!,
-        accessKeyId: env.AWS_ACCESS_KEY_ID!,
-        secretAccessKey: env.AWS_SECRET_ACCESS_KEY!,
-      },
-    },
+    warehouse: { ...stackWarehouse(env), name: warehouse },
   });
 
   const s3 = new S3Client({

@@ -1,13 +1,12 @@
 import { execFile, spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { parseJson } from '@tablemere/iceberg';
 import { repoRoot, stackEnv } from '../../../../tests/support/stack.ts';
 
 const run = promisify(execFile);
-const readers = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'readers');
+const readers = path.join(repoRoot, 'tests', 'readers');
 const python = path.join(repoRoot, '.venv', 'bin', 'python');
 
 export type Row = Record<string, unknown>;
@@ -15,8 +14,8 @@ export type Row = Record<string, unknown>;
 /** Settings of the store and catalog to read from: the running stack's unless given. */
 export type ReaderEnv = Record<string, string>;
 
-async function read(args: string[], env: ReaderEnv = stackEnv()): Promise<unknown> {
-  const { stdout } = await run(python, [path.join(readers, 'read_table.py'), ...args], {
+async function read(args: string[], env: ReaderEnv = stackEnv(), script = 'read_table.py'): Promise<unknown> {
+  const { stdout } = await run(python, [path.join(readers, script), ...args], {
     env: { ...process.env, ...env },
     cwd: readers,
     maxBuffer: 512 * 1024 * 1024,
@@ -33,8 +32,9 @@ export async function duckdbRows(metadataLocation: string, env?: ReaderEnv): Pro
   return ((await read(['duckdb', metadataLocation], env)) as { rows: Row[] }).rows;
 }
 
-export async function pyicebergSnapshots(namespace: string, table: string): Promise<Array<{ snapshot_id: string; summary: Record<string, string> }>> {
-  return ((await read(['snapshots', namespace, table])) as { snapshots: Array<{ snapshot_id: string; summary: Record<string, string> }> }).snapshots;
+export async function pyicebergSnapshots(namespace: string, table: string): Promise<Array<{ 'snapshot-id': string; summary: Record<string, string> }>> {
+  return ((await read(['snapshots', namespace, table], undefined, 'pyiceberg_read.py')) as { snapshots: Array<{ 'snapshot-id': string; summary: Record<string, string> }> })
+    .snapshots;
 }
 
 /**

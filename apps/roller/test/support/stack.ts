@@ -2,14 +2,14 @@ import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { S3Client } from '@aws-sdk/client-s3';
 import { createDatabase, createPool, dropDatabase, migrate, type Pool } from '@tablemere/db';
-import { RestCatalog } from '@tablemere/iceberg';
+import type { RestCatalog } from '@tablemere/iceberg';
 import { createS3Client, ObjectStore } from '@tablemere/store';
 import type { FastifyInstance } from 'fastify';
 import { buildApp, buildInternalApp } from '../../../api/src/app.ts';
 import { bootstrap } from '../../../api/src/bootstrap.ts';
 import { SecretBox } from '../../../api/src/domain/secrets.ts';
 import { createLogger } from '../../../api/src/logger.ts';
-import { stackEnv } from '../../../../tests/support/stack.ts';
+import { dropNamespaces, stackCatalog, stackEnv, stackWarehouse } from '../../../../tests/support/stack.ts';
 
 export const suffix = () => randomBytes(4).toString('hex');
 
@@ -29,6 +29,8 @@ export interface TestStack {
   intake: ObjectStore;
   /** Environment for a roller process or the operator command against this API. */
   rollerEnv(extra?: Record<string, string>): Record<string, string>;
+  /** Drops the namespaces (a test file's own) with every table in them; what is already gone is fine. */
+  dropNamespaces(namespaces: readonly string[]): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -56,13 +58,7 @@ export async function startTestStack(options: { env?: Record<string, string>; si
   const warehouse = 'garden';
   const boot = await bootstrap(pool, {
     secretKey,
-    warehouse: {
-      name: warehouse,
-      restUri: env.ICEBERG_REST_URI!,
-      warehouse: env.ICEBERG_WAREHOUSE!,
-      auth: { type: 'oauth2', clientId: env.AWS_ACCESS_KEY_ID!, clientSecret: env.AWS_SECRET_ACCESS_KEY! },
-      s3: { endpoint: env.AWS_ENDPOINT_URL!, region: env.AWS_REGION!, accessKeyId: env.AWS_ACCESS_KEY_ID!, secretAccessKey: env.AWS_SECRET_ACCESS_KEY! },
-    },
+    warehouse: { ...stackWarehouse(env), name: warehouse },
   });
   const s3 = new S3Client({
     endpoint: env.AWS_ENDPOINT_URL!,
@@ -81,11 +77,7 @@ export async function startTestStack(options: { env?: Record<string, string>; si
   const app = buildApp({ logger, pool, s3, secrets, intakeBucket, publicUrl: 'http://127.0.0.1', sinksEnabled });
   const apiUrl = await listen(app);
 
-  const catalog = await RestCatalog.connect({
-    uri: env.ICEBERG_REST_URI!,
-    warehouse: env.ICEBERG_WAREHOUSE!,
-    auth: { type: 'oauth2', clientId: env.AWS_ACCESS_KEY_ID!, clientSecret: env.AWS_SECRET_ACCESS_KEY! },
-  });
+  const catalog = await stackCatalog(env);
   const storeClient = createS3Client({
     endpoint: env.AWS_ENDPOINT_URL!,
     region: env.AWS_REGION!,
@@ -114,6 +106,7 @@ export async function startTestStack(options: { env?: Record<string, string>; si
       LOG_LEVEL: 'info',
       ...extra,
     }),
+    dropNamespaces: (namespaces) => dropNamespaces(catalog, namespaces),
     async stop() {
       await app.close();
       await internal.close();

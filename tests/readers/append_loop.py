@@ -13,7 +13,7 @@ import time
 import pyarrow as pa
 from pyiceberg.exceptions import CommitFailedException
 
-from read_table import catalog
+from connections import catalog
 
 namespace, name, stop_file = sys.argv[1:4]
 pause = float(sys.argv[4]) if len(sys.argv) > 4 else 0.0

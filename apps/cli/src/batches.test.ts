@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { type Batch, MAX_BATCH_BYTES, batchId, checkBatchIdPrefix, maxRowBytes, packBatches } from './batches.ts';
 import { CliError } from './errors.ts';
-import { type InputRow, scanRows } from './json-input.ts';
+import { scanRows } from './json-input.ts';
 
 async function* bytesOf(text: Buffer, chunk = 64 * 1024): AsyncGenerator<Buffer> {
   for (let i = 0; i < text.length; i += chunk) yield text.subarray(i, i + chunk);

@@ -12,7 +12,7 @@ import { sendKeyRefused } from './send-keys.ts';
 /**
  * The intake: one batch from its checked body to a durable object and a pending ledger row,
  * in the order that loses nothing:
- *   1. claim (sink, batch id, body hash) in the ledger as 'storing';
+ *   1. claim (sink, batch id, body hash) in the ledger as 'storing' (intake-claim.ts);
  *   2. one PUT of the NDJSON object, never over an existing one;
  *   3. the row becomes 'pending' and the month's usage grows, in one transaction
  *      (intake-settle.ts);

@@ -1,6 +1,6 @@
 import os from 'node:os';
 import { Worker } from 'node:worker_threads';
-import { RecordBatch, Struct, Table } from 'apache-arrow';
+import { RecordBatch, Struct } from 'apache-arrow';
 import type { Schema } from '../spec/schema.ts';
 import { type NdjsonChunk, type NdjsonConversion, setChunkInjected } from '../writer/ndjson-chunks.ts';
 import { joinParquetParts, type ParquetPart, type WrittenParquet } from '../writer/parquet.ts';

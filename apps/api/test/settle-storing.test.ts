@@ -23,8 +23,17 @@ describe('a batch whose request never settled', () => {
     const body = '[{"x": 1}, {"x": 2}, 3]';
     const first = await send(api.app, sink, body, { batchId: 'lost-answer' });
     expect(first.status, first.text).toBe(202);
-    // What a request that died after its PUT leaves behind: the object, and a claim still storing.
+    const counters = () =>
+      queryOne<{ bytes: string; batches: string; rows_accepted: string; rows_rejected: string }>(
+        api.pool,
+        'SELECT bytes, batches, rows_accepted, rows_rejected FROM usage_ingest WHERE sink_id = $1',
+        [sink.id],
+      );
+    const counted = await counters();
+    expect(counted).toEqual({ bytes: String(first.body.bytes), batches: '1', rows_accepted: '2', rows_rejected: '1' });
+    // What a request that died after its PUT leaves behind: the object, a claim still storing, and nothing counted.
     await query(api.pool, `UPDATE sink_batches SET state = 'storing', response = NULL WHERE sink_id = $1 AND batch_id = 'lost-answer'`, [sink.id]);
+    await query(api.pool, `UPDATE usage_ingest SET bytes = 0, batches = 0, rows_accepted = 0, rows_rejected = 0 WHERE sink_id = $1`, [sink.id]);
 
     // The roller rolls what the store holds, this batch included, and reports it.
     const { lease_id } = Lease.parse((await api.callInternal('POST', `/internal/sinks/${sink.id}/lease`, { roller_id: 'r', ttl_seconds: 60 })).body);
@@ -45,6 +54,8 @@ describe('a batch whose request never settled', () => {
     });
     expect(report.status, report.text).toBe(200);
     expect(report.body).toMatchObject({ ledger: { committed: 1, unknown: 0 } });
+    // The roll settled it, so it counts it: once, as its send would have.
+    expect(await counters()).toEqual(counted);
 
     const status = await call(api.app, 'GET', `/v1/sinks/${sink.id}/batches/lost-answer`, { key: api.adminKey });
     expect(status.body).toMatchObject({ state: 'committed', snapshot_id: '1234567890123456789' });
@@ -55,5 +66,6 @@ describe('a batch whose request never settled', () => {
     expect(replay.body).toMatchObject({ accepted: 2, rejected: 1, batch_id: 'lost-answer', bytes: first.body.bytes, received_at: first.body.received_at });
     const row = await queryOne<{ state: string }>(api.pool, `SELECT state FROM sink_batches WHERE sink_id = $1 AND batch_id = 'lost-answer'`, [sink.id]);
     expect(row?.state).toBe('committed');
+    expect(await counters()).toEqual(counted);
   });
 });

@@ -1,5 +1,6 @@
 import type { SendResult } from '@tablemere/contracts';
 import { prepared, type Pool } from '@tablemere/db';
+import { countIngestSql } from './usage.ts';
 import { WriteGroups } from './write-groups.ts';
 
 /** One batch whose object is stored and whose claim should become pending. */
@@ -41,36 +42,28 @@ export class Settler {
   }
 }
 
+/** One group: the sinks share-locked and required live, the claims pending, the counters grown. */
+const SETTLE_SQL = `
+  WITH v AS (
+    SELECT * FROM unnest($1::text[], $2::uuid[], $3::text[], $4::timestamptz[], $5::jsonb[])
+      AS v (sink_id, project_id, batch_id, received_at, response)),
+  live AS (
+    SELECT id FROM sinks WHERE id IN (SELECT sink_id FROM v) AND deleted_at IS NULL ORDER BY id FOR SHARE),
+  settled AS (
+    UPDATE sink_batches b SET state = 'pending', received_at = v.received_at, response = v.response
+      FROM v
+     WHERE b.sink_id = v.sink_id AND b.batch_id = v.batch_id AND b.state = 'storing'
+       AND v.sink_id IN (SELECT id FROM live)
+     RETURNING b.sink_id, b.batch_id, v.project_id, b.bytes, b.rows, b.rejected, b.received_at),
+  counted AS (${countIngestSql('settled')}
+    RETURNING 1)
+  SELECT sink_id, batch_id FROM settled`;
+
 async function settleGroup(pool: Pool, items: Settlement[]): Promise<Set<string>> {
   const rows = await prepared<{ sink_id: string; batch_id: string }>(
     pool,
     'intake-settle',
-    `WITH v AS (
-       SELECT * FROM unnest($1::text[], $2::uuid[], $3::text[], $4::timestamptz[], $5::jsonb[])
-         AS v (sink_id, project_id, batch_id, received_at, response)),
-     live AS (
-       SELECT id FROM sinks WHERE id IN (SELECT sink_id FROM v) AND deleted_at IS NULL ORDER BY id FOR SHARE),
-     settled AS (
-       UPDATE sink_batches b SET state = 'pending', received_at = v.received_at, response = v.response
-         FROM v
-        WHERE b.sink_id = v.sink_id AND b.batch_id = v.batch_id AND b.state = 'storing'
-          AND v.sink_id IN (SELECT id FROM live)
-        RETURNING b.sink_id, b.batch_id, v.project_id, b.bytes, b.rows, b.rejected, b.received_at),
-     counted AS (
-       INSERT INTO usage_ingest AS u (project_id, sink_id, month, bytes, batches, rows_accepted, rows_rejected, last_received_at)
-       SELECT project_id, sink_id, date_trunc('month', received_at AT TIME ZONE 'UTC')::date AS month,
-              sum(bytes), count(*), sum(rows), sum(rejected), max(received_at)
-         FROM settled GROUP BY 1, 2, 3
-        -- Counter rows are locked in one order by every group, so two processes cannot deadlock.
-        ORDER BY 1, 2, 3
-       ON CONFLICT (project_id, sink_id, month) DO UPDATE SET
-         bytes = u.bytes + EXCLUDED.bytes,
-         batches = u.batches + EXCLUDED.batches,
-         rows_accepted = u.rows_accepted + EXCLUDED.rows_accepted,
-         rows_rejected = u.rows_rejected + EXCLUDED.rows_rejected,
-         last_received_at = greatest(u.last_received_at, EXCLUDED.last_received_at)
-       RETURNING 1)
-     SELECT sink_id, batch_id FROM settled`,
+    SETTLE_SQL,
     [
       items.map((i) => i.sinkId),
       items.map((i) => i.projectId),

@@ -2,6 +2,7 @@ import type { RollReport, RollReportResult } from '@tablemere/contracts';
 import { query, queryOne, transaction, type Pool, type PoolClient } from '@tablemere/db';
 import { apiError } from '../errors.ts';
 import { RECEIVED_TEXT } from './ledger.ts';
+import { countIngestSql } from './usage.ts';
 import { recordAudit } from './audit.ts';
 import { requireLease } from './leases.ts';
 import { rollConflict, type RollRow } from './rolls.ts';
@@ -44,21 +45,32 @@ interface LedgerEffect {
  * A storing row is a batch whose object landed but whose request never settled (a client that
  * timed out, an API that died): the roll consumed it all the same, and left storing, a replay
  * of its id would be taken as a crashed claim and stored again. It gets the answer its request
- * would have had, built from the claim's figures (the refused elements' reasons were never kept).
+ * would have had, built from the claim's figures (the refused elements' reasons were never kept),
+ * and, since only a settle counts a batch, it is added to its month's ingest counters here.
+ * No settle can run meanwhile: it share-locks the sink row this transaction holds for update.
  */
-async function settleLedger(client: PoolClient, sinkId: string, report: RollReport): Promise<LedgerEffect> {
+async function settleLedger(client: PoolClient, sinkId: string, projectId: string, report: RollReport): Promise<LedgerEffect> {
   const ids = report.batches.map((b) => b.batch_id);
   const moved = await query<{ rejected_rows: number }>(
     client,
-    `UPDATE sink_batches b
-     SET state = 'committed', snapshot_id = $2, committed_at = now(), rejected_rows = v.rejected_rows,
-         response = COALESCE(b.response, jsonb_build_object(
-           'accepted', b.rows, 'rejected', b.rejected, 'reasons', '[]'::jsonb, 'batch_id', b.batch_id,
-           'bytes', b.bytes, 'received_at', ${RECEIVED_TEXT.replaceAll('received_at', 'b.received_at')}, 'state', 'pending'))
-     FROM unnest($3::text[], $4::int[]) AS v (batch_id, rejected_rows)
-     WHERE b.sink_id = $1 AND b.batch_id = v.batch_id AND b.state IN ('pending', 'storing')
-     RETURNING v.rejected_rows`,
-    [sinkId, report.snapshot_id, ids, report.batches.map((b) => b.rejected_rows)],
+    `WITH v AS (SELECT * FROM unnest($3::text[], $4::int[]) AS v (batch_id, rejected_rows)),
+     moving AS (
+       SELECT b.batch_id, b.state AS was FROM sink_batches b JOIN v USING (batch_id)
+        WHERE b.sink_id = $1 AND b.state IN ('pending', 'storing')),
+     moved AS (
+       UPDATE sink_batches b
+       SET state = 'committed', snapshot_id = $2, committed_at = now(), rejected_rows = v.rejected_rows,
+           response = COALESCE(b.response, jsonb_build_object(
+             'accepted', b.rows, 'rejected', b.rejected, 'reasons', '[]'::jsonb, 'batch_id', b.batch_id,
+             'bytes', b.bytes, 'received_at', ${RECEIVED_TEXT.replaceAll('received_at', 'b.received_at')}, 'state', 'pending'))
+       FROM v JOIN moving m USING (batch_id)
+       WHERE b.sink_id = $1 AND b.batch_id = v.batch_id
+       RETURNING $5::uuid AS project_id, b.sink_id, m.was, v.rejected_rows, b.bytes, b.rows, b.rejected, b.received_at),
+     never_settled AS (SELECT * FROM moved WHERE was = 'storing'),
+     counted AS (${countIngestSql('never_settled')}
+       RETURNING 1)
+     SELECT rejected_rows FROM moved`,
+    [sinkId, report.snapshot_id, ids, report.batches.map((b) => b.rejected_rows), projectId],
   );
   const already = await queryOne<{ count: number }>(
     client,
@@ -101,7 +113,7 @@ export async function reportRoll(pool: Pool, sinkId: string, report: RollReport)
       [sinkId, report.snapshot_id, report.batches.map((b) => b.batch_id), report.lease_id, roller_id],
     ))!;
 
-    const effect = report.outcome === 'failed' ? { committed: 0, alreadyCommitted: 0, rejectedRows: 0, batchesWithRejects: 0 } : await settleLedger(client, sinkId, report);
+    const effect = report.outcome === 'failed' ? { committed: 0, alreadyCommitted: 0, rejectedRows: 0, batchesWithRejects: 0 } : await settleLedger(client, sinkId, sink.project_id, report);
     const result: RollReportResult = {
       roll_id: roll.id,
       sink_id: sinkId,

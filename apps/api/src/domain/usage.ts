@@ -1,6 +1,24 @@
 import type { SinkIngestUsage, Usage, WarehouseStorageUsage } from '@tablemere/contracts';
 import { query, queryOne, type Queryable } from '@tablemere/db';
 
+/**
+ * Adds batches to the month's (UTC) ingest counters: an INSERT over `source`, a relation
+ * (a CTE's name) with project_id, sink_id, bytes, rows, rejected and received_at per batch.
+ * Counter rows are locked in one order by every statement, so two writers cannot deadlock.
+ */
+export const countIngestSql = (source: string) => `
+  INSERT INTO usage_ingest AS u (project_id, sink_id, month, bytes, batches, rows_accepted, rows_rejected, last_received_at)
+  SELECT project_id, sink_id, date_trunc('month', received_at AT TIME ZONE 'UTC')::date AS month,
+         sum(bytes), count(*), sum(rows), sum(rejected), max(received_at)
+    FROM ${source} GROUP BY 1, 2, 3
+   ORDER BY 1, 2, 3
+  ON CONFLICT (project_id, sink_id, month) DO UPDATE SET
+    bytes = u.bytes + EXCLUDED.bytes,
+    batches = u.batches + EXCLUDED.batches,
+    rows_accepted = u.rows_accepted + EXCLUDED.rows_accepted,
+    rows_rejected = u.rows_rejected + EXCLUDED.rows_rejected,
+    last_received_at = greatest(u.last_received_at, EXCLUDED.last_received_at)`;
+
 interface SinkUsageRow {
   sink_id: string;
   name: string | null;

@@ -23,7 +23,6 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { openSync, closeSync, readdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
-import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -33,6 +32,7 @@ import { createDatabase, dropDatabase, migrate } from '@tablemere/db';
 import { createS3Client, ObjectStore } from '@tablemere/store';
 import { bootstrap } from '../../apps/api/src/bootstrap.ts';
 import { dropNamespaces, repoRoot, stackCatalog, stackEnv, stackWarehouse } from '../../tests/support/stack.ts';
+import { freePort } from '../../tests/support/ports.ts';
 
 const MB = 1_000_000;
 const MIB = 1024 * 1024;
@@ -74,16 +74,6 @@ function smallBody(start: number): Buffer {
   return Buffer.from(`[${rows.join(',')}]`);
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
 
 interface PhaseResult {
   batches: number;

@@ -1,4 +1,3 @@
-import { createServer, type AddressInfo } from 'node:net';
 import { HeadObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { PendingRows, RejectsPage } from '@tablemere/contracts';
 import { query } from '@tablemere/db';
@@ -10,6 +9,7 @@ import { rejectLine } from '../../roller/src/roll/rejects.ts';
 import { buildApp } from '../src/app.ts';
 import { SecretBox } from '../src/domain/secrets.ts';
 import { call, dropNamespace, startTestApi, stackS3, suffix, type Answer, type TestApi } from './support/harness.ts';
+import { freePort } from '../../../tests/support/ports.ts';
 
 let api: TestApi;
 let s3: S3Client;
@@ -180,21 +180,13 @@ describe('who may read', () => {
   });
 });
 
-/** A port nobody listens on. */
-async function closedPort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
 
 describe('when the store cannot be read', () => {
   let down: FastifyInstance;
   beforeAll(async () => {
     // The same database, and a store nobody answers for.
     const deadStore = new S3Client({
-      endpoint: `http://127.0.0.1:${await closedPort()}`,
+      endpoint: `http://127.0.0.1:${await freePort()}`,
       region: 'us-east-1',
       forcePathStyle: true,
       maxAttempts: 1,

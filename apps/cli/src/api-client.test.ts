@@ -2,7 +2,7 @@ import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { closedPort } from '../test/support/ports.ts';
+import { freePort } from '../../../tests/support/ports.ts';
 import { ApiClient } from './api-client.ts';
 import { CliError } from './errors.ts';
 
@@ -80,7 +80,7 @@ describe('ApiClient', () => {
     const silent = await failure(client().get('/silent', Status));
     expect([silent.kind, silent.message]).toEqual(['unavailable', `the API at ${baseUrl} did not answer within 0.3 s`]);
 
-    const nobody = `http://127.0.0.1:${await closedPort()}`;
+    const nobody = `http://127.0.0.1:${await freePort()}`;
     const closed = await failure(new ApiClient({ apiUrl: nobody, apiKey: 'k' }).get('/ok', Status));
     expect([closed.kind, closed.message]).toEqual(['unavailable', `cannot reach the API at ${nobody} (ECONNREFUSED)`]);
   });

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { closedPort } from '../test/support/ports.ts';
+import { freePort } from '../../../tests/support/ports.ts';
 import type { Batch } from './batches.ts';
 import { CliError } from './errors.ts';
 import { RETRY_LADDER_SECONDS, type RetryNotice, retryAfterSeconds, sendBatch } from './send-client.ts';
@@ -137,7 +137,7 @@ describe('sendBatch', () => {
   });
 
   it('retries when nobody answers, then reports the intake unreachable', async () => {
-    const down = `http://127.0.0.1:${await closedPort()}/v1/sinks/snk_0123456789ab`;
+    const down = `http://127.0.0.1:${await freePort()}/v1/sinks/snk_0123456789ab`;
     const { waits, hooks } = recorder();
     const failure = await sendBatch({ ingestUrl: down, sendKey: key }, batch, hooks).catch((e: unknown) => e);
     expect((failure as CliError).kind).toBe('unavailable');

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { repoRoot, stackEnv } from '../../../tests/support/stack.ts';
 import { startTestApi, type TestApi } from './support/api.ts';
 import { dropNamespace } from './support/catalog.ts';
-import { closedPort } from './support/ports.ts';
+import { freePort } from '../../../tests/support/ports.ts';
 import { cliBin, type CliRun, outsideDir, runCli } from './support/run-cli.ts';
 
 const python = path.join(repoRoot, '.venv', 'bin', 'python');
@@ -198,7 +198,7 @@ describe('tablemere connect', () => {
 describe('exit codes', () => {
   it('2 for an unknown type, before the API is called', async () => {
     // Nothing listens at the URL: had the API been called this would be exit 3.
-    const env = userEnv({ TABLEMERE_API_URL: `http://127.0.0.1:${await closedPort()}` });
+    const env = userEnv({ TABLEMERE_API_URL: `http://127.0.0.1:${await freePort()}` });
     const result = await tablemere(['table', 'create', api.warehouse, '--namespace', namespace, '--name', 'bad', '--column', 'x:lng'], env);
     expectFailure(result, 2, /^error: --column 'x:lng': unknown type "lng"; types: boolean int long/);
   });
@@ -226,7 +226,7 @@ describe('exit codes', () => {
   });
 
   it('3 when the API is down', async () => {
-    const down = `http://127.0.0.1:${await closedPort()}`;
+    const down = `http://127.0.0.1:${await freePort()}`;
     const result = await tablemere(['table', 'list', api.warehouse], userEnv({ TABLEMERE_API_URL: down }));
     expectFailure(result, 3, new RegExp(`^error: cannot reach the API at ${down} \\(ECONNREFUSED\\)$`));
   });

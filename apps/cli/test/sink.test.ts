@@ -10,7 +10,7 @@ import { repoRoot, stackEnv } from '../../../tests/support/stack.ts';
 import { KeyFile } from '../src/key-file.ts';
 import { startTestApi, type TestApi } from './support/api.ts';
 import { dropNamespace } from './support/catalog.ts';
-import { closedPort } from './support/ports.ts';
+import { freePort } from '../../../tests/support/ports.ts';
 import { rollOnce } from './support/roller.ts';
 import { type CliRun, runCli } from './support/run-cli.ts';
 
@@ -96,7 +96,7 @@ let sinkId: string;
 describe('tablemere sink create', () => {
   it('stops before calling the API when the key has nowhere to go', async () => {
     // Nothing listens at this URL: had the API been called, the exit code would be 3.
-    const down = userEnv({ TABLEMERE_API_URL: `http://127.0.0.1:${await closedPort()}` });
+    const down = userEnv({ TABLEMERE_API_URL: `http://127.0.0.1:${await freePort()}` });
     const result = await tablemere(['sink', 'create', api.warehouse, '--table', `${namespace}.events`, '--name', 'events_in'], down);
     expect(result).toEqual({
       code: 2,
@@ -127,7 +127,7 @@ describe('tablemere sink create', () => {
   });
 
   it('refuses to overwrite a key file, before calling the API', async () => {
-    const down = userEnv({ TABLEMERE_API_URL: `http://127.0.0.1:${await closedPort()}` });
+    const down = userEnv({ TABLEMERE_API_URL: `http://127.0.0.1:${await freePort()}` });
     const result = await tablemere(['sink', 'create', api.warehouse, '--table', `${namespace}.other`, '--name', 'other_in', '--save', keyFile], down);
     expect(result.code).toBe(2);
     expect(result.stderr).toBe(`error: --save ${keyFile}: the file exists; pass --force to replace it\n`);
@@ -347,7 +347,7 @@ describe('exit codes of sink commands', () => {
   it('1 for a sink that does not exist, 2 for a malformed name, 3 when the API is down', async () => {
     failed(await tablemere(['sink', 'get', 'nowhere']), 1, /^error: sink_not_found: /);
     failed(await tablemere(['sink', 'get', 'Bad Name']), 2, /^error: sink 'Bad Name': give its id/);
-    const down = userEnv({ TABLEMERE_API_URL: `http://127.0.0.1:${await closedPort()}` });
+    const down = userEnv({ TABLEMERE_API_URL: `http://127.0.0.1:${await freePort()}` });
     failed(await tablemere(['sink', 'list'], down), 3, /^error: cannot reach the API at /);
   });
 

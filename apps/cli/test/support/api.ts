@@ -6,7 +6,7 @@ import { bootstrap } from '../../../api/src/bootstrap.ts';
 import { SecretBox } from '../../../api/src/domain/secrets.ts';
 import { createLogger } from '../../../api/src/logger.ts';
 import { stackEnv, stackWarehouse } from '../../../../tests/support/stack.ts';
-import { closedPort } from './ports.ts';
+import { freePort } from '../../../../tests/support/ports.ts';
 
 export interface TestApi {
   /** Where the API listens, e.g. http://127.0.0.1:40123 */
@@ -48,7 +48,7 @@ export async function startTestApi(): Promise<TestApi> {
     credentials: { accessKeyId: env.AWS_ACCESS_KEY_ID!, secretAccessKey: env.AWS_SECRET_ACCESS_KEY! },
   });
   // The public URL is shown by /v1/connection, so the port is chosen before the app is built.
-  const port = await closedPort();
+  const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const app = buildApp({
     logger: createLogger({ level: 'warn' }),
@@ -68,7 +68,7 @@ export async function startTestApi(): Promise<TestApi> {
     intakeBucket: env.TABLEMERE_INTAKE_BUCKET!,
     bootstrapSecret,
   });
-  const internalPort = await closedPort();
+  const internalPort = await freePort();
   await internal.listen({ host: '127.0.0.1', port: internalPort });
 
   return {

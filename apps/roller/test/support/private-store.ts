@@ -1,11 +1,11 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import { createS3Client } from '@tablemere/store';
 import { repoRoot, stackEnv } from '../../../../tests/support/stack.ts';
+import { freePort } from '../../../../tests/support/ports.ts';
 
 export interface PrivateStore {
   /** Like the stack's env, with this store's S3 and catalog and its admin credentials. */
@@ -15,13 +15,6 @@ export interface PrivateStore {
   stop(): Promise<void>;
 }
 
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
 
 async function until(what: string, check: () => Promise<boolean>, child: ChildProcess, deadlineMs = 60_000): Promise<void> {
   const end = Date.now() + deadlineMs;

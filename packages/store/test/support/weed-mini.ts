@@ -1,6 +1,5 @@
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { S3Client } from '@aws-sdk/client-s3';
@@ -9,20 +8,10 @@ import type { Managed } from '../../../../scripts/stack/process.ts';
 import { startSeaweed } from '../../../../scripts/stack/seaweed.ts';
 import { repoRoot } from '../../../../tests/support/stack.ts';
 import { createS3Client } from '../../src/index.ts';
+import { freePort } from '../../../../tests/support/ports.ts';
 
 const weedBin = path.join(repoRoot, '.venv', 'bin', 'weed');
 
-/** A port nobody listens on right now (the OS picks it). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
 
 async function freePorts(): Promise<StackPorts> {
   const names = Object.keys(stackPorts()) as Array<keyof StackPorts>;

@@ -1,6 +1,6 @@
 import type { SendResult } from '@tablemere/contracts';
 import { prepared, queryOne, type Pool } from '@tablemere/db';
-import { ledgerEntry, RECEIVED_TEXT, storedAnswer } from './ledger.ts';
+import { ledgerEntry, receivedText, storedAnswer } from './ledger.ts';
 import { WriteGroups } from './write-groups.ts';
 
 /**
@@ -63,17 +63,27 @@ export class Claims {
   }
 
   /** A dead request's claim: take it over, unless another replay just did. */
-  private async takeOver(request: ClaimRequest, receivedText: string): Promise<Claim> {
+  private async takeOver(request: ClaimRequest, claimedAt: string): Promise<Claim> {
     const taken = await queryOne<{ received_text: string }>(
       this.pool,
       `UPDATE sink_batches SET received_at = clock_timestamp(), bytes = $4, rows = $5, rejected = $6
         WHERE sink_id = $1 AND batch_id = $2 AND state = 'storing' AND received_at = $3::timestamptz
-        RETURNING ${RECEIVED_TEXT} AS received_text`,
-      [request.sinkId, request.batchId, receivedText, request.bytes, request.rows, request.rejected],
+        RETURNING ${receivedText()} AS received_text`,
+      [request.sinkId, request.batchId, claimedAt, request.bytes, request.rows, request.rejected],
     );
     return taken ? { kind: 'claimed', receivedAt: taken.received_text } : { kind: 'in_progress' };
   }
 }
+
+/** New claims of live sinks, as 'storing'; an id already in the ledger is left as it is. */
+const CLAIM_SQL = `
+  INSERT INTO sink_batches (sink_id, batch_id, body_sha256, bytes, rows, rejected, received_at, state)
+  SELECT v.sink_id, v.batch_id, v.body_sha256, v.bytes, v.rows, v.rejected, clock_timestamp(), 'storing'
+    FROM unnest($1::text[], $2::text[], $3::bytea[], $4::bigint[], $5::int[], $6::int[])
+      AS v (sink_id, batch_id, body_sha256, bytes, rows, rejected)
+   WHERE EXISTS (SELECT 1 FROM sinks WHERE id = v.sink_id AND deleted_at IS NULL)
+  ON CONFLICT (sink_id, batch_id) DO NOTHING
+  RETURNING sink_id, batch_id, ${receivedText()} AS received_text`;
 
 /**
  * Inserts the claims whose (sink, batch) is new and whose sink is live; answers each one's
@@ -85,17 +95,11 @@ async function insertClaims(pool: Pool, requests: ClaimRequest[]): Promise<Array
   const firsts = new Map<string, ClaimRequest>();
   for (const request of requests) if (!firsts.has(idOf(request))) firsts.set(idOf(request), request);
   // One order for every group in every process, so two groups never wait on each other's rows.
-  const offered = [...firsts.values()].sort((a, b) => (idOf(a) < idOf(b) ? -1 : idOf(a) > idOf(b) ? 1 : 0));
+  const offered = [...firsts.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([, request]) => request);
   const rows = await prepared<{ sink_id: string; batch_id: string; received_text: string }>(
     pool,
     'intake-claim',
-    `INSERT INTO sink_batches (sink_id, batch_id, body_sha256, bytes, rows, rejected, received_at, state)
-     SELECT v.sink_id, v.batch_id, v.body_sha256, v.bytes, v.rows, v.rejected, clock_timestamp(), 'storing'
-       FROM unnest($1::text[], $2::text[], $3::bytea[], $4::bigint[], $5::int[], $6::int[])
-         AS v (sink_id, batch_id, body_sha256, bytes, rows, rejected)
-      WHERE EXISTS (SELECT 1 FROM sinks WHERE id = v.sink_id AND deleted_at IS NULL)
-     ON CONFLICT (sink_id, batch_id) DO NOTHING
-     RETURNING sink_id, batch_id, ${RECEIVED_TEXT} AS received_text`,
+    CLAIM_SQL,
     [
       offered.map((r) => r.sinkId),
       offered.map((r) => r.batchId),

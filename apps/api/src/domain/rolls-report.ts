@@ -1,7 +1,7 @@
 import type { RollReport, RollReportResult } from '@tablemere/contracts';
 import { query, queryOne, transaction, type Pool, type PoolClient } from '@tablemere/db';
 import { apiError } from '../errors.ts';
-import { RECEIVED_TEXT } from './ledger.ts';
+import { receivedText } from './ledger.ts';
 import { countIngestSql } from './usage.ts';
 import { recordAudit } from './audit.ts';
 import { requireLease } from './leases.ts';
@@ -62,7 +62,7 @@ async function settleLedger(client: PoolClient, sinkId: string, projectId: strin
        SET state = 'committed', snapshot_id = $2, committed_at = now(), rejected_rows = v.rejected_rows,
            response = COALESCE(b.response, jsonb_build_object(
              'accepted', b.rows, 'rejected', b.rejected, 'reasons', '[]'::jsonb, 'batch_id', b.batch_id,
-             'bytes', b.bytes, 'received_at', ${RECEIVED_TEXT.replaceAll('received_at', 'b.received_at')}, 'state', 'pending'))
+             'bytes', b.bytes, 'received_at', ${receivedText('b.received_at')}, 'state', 'pending'))
        FROM v JOIN moving m USING (batch_id)
        WHERE b.sink_id = $1 AND b.batch_id = v.batch_id
        RETURNING $5::uuid AS project_id, b.sink_id, m.was, v.rejected_rows, b.bytes, b.rows, b.rejected, b.received_at),

@@ -18,7 +18,7 @@ import { recordAudit } from './audit.ts';
 import type { CatalogConnections } from './catalogs.ts';
 import type { Principal } from './principal.ts';
 import type { SecretBox } from './secrets.ts';
-import { RECEIVED_TEXT } from './ledger.ts';
+import { receivedText } from './ledger.ts';
 import { generateSinkCredentials, sendKeyDigest } from './send-keys.ts';
 import { listTables } from './tables.ts';
 import { openWarehouse } from './warehouses.ts';
@@ -360,7 +360,7 @@ interface BatchRow {
 export async function batchStatus(db: Queryable, sink: SinkRow, batchId: string): Promise<BatchStatus> {
   const row = await queryOne<BatchRow>(
     db,
-    `SELECT state, ${RECEIVED_TEXT} AS received_text, bytes, rows, rejected_rows, snapshot_id, committed_at
+    `SELECT state, ${receivedText()} AS received_text, bytes, rows, rejected_rows, snapshot_id, committed_at
        FROM sink_batches WHERE sink_id = $1 AND batch_id = $2`,
     [sink.id, batchId],
   );

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { CreateBucketCommand, HeadBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { createDatabase, createPool, dropDatabase, migrate, type Pool } from '@tablemere/db';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { dropNamespaces, stackCatalog, stackEnv, stackWarehouse } from '../../../../tests/support/stack.ts';
 import { buildApp } from '../../src/app.ts';
 import { bootstrap, type BootstrapOptions } from '../../src/bootstrap.ts';
@@ -139,7 +139,11 @@ export async function call(app: FastifyInstance, method: 'GET' | 'POST' | 'DELET
     payload = JSON.stringify(options.body);
     headers['content-type'] ??= 'application/json';
   }
-  const response = await app.inject({ method, url, headers, ...(payload === undefined ? {} : { payload }) });
+  return answerOf(await app.inject({ method, url, headers, ...(payload === undefined ? {} : { payload }) }));
+}
+
+/** An injected response as an Answer: its body parsed as JSON when it is JSON. */
+export function answerOf(response: LightMyRequestResponse): Answer {
   let body: unknown;
   try {
     body = response.json();

@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp, buildInternalApp } from '../../src/app.ts';
 import { SecretBox } from '../../src/domain/secrets.ts';
 import { ApiMetrics } from '../../src/http/metrics.ts';
-import { startTestApi, stackS3, suffix, type Answer, type TestApi } from './harness.ts';
+import { answerOf, startTestApi, stackS3, suffix, type Answer, type TestApi } from './harness.ts';
 
 export interface InternalTestApi extends TestApi {
   /** The roller's app, on the same database. */
@@ -78,13 +78,7 @@ export async function injectJson(
     headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
     ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
   });
-  let parsed: unknown;
-  try {
-    parsed = response.json();
-  } catch {
-    parsed = undefined;
-  }
-  return { status: response.statusCode, headers: response.headers, body: parsed, text: response.body };
+  return answerOf(response);
 }
 
 export interface SinkRow {

@@ -4,7 +4,7 @@ import { expect } from 'vitest';
 import { buildApp, type AppDeps } from '../../src/app.ts';
 import { createLogger } from '../../src/logger.ts';
 import { SecretBox } from '../../src/domain/secrets.ts';
-import { call, stackS3, type Answer, type TestApi } from './harness.ts';
+import { answerOf, call, stackS3, type Answer, type TestApi } from './harness.ts';
 
 
 /** An unpartitioned table through the API: `x long required, who string`. */
@@ -44,13 +44,7 @@ export async function send(app: FastifyInstance, sink: { id: string; send_key: s
   if (batchId !== undefined) headers['idempotency-key'] = batchId;
   headers.authorization = `Bearer ${options.key ?? sink.send_key}`;
   const response = await app.inject({ method: 'POST', url: `/v1/sinks/${sink.id}`, headers, payload: body });
-  let parsed: unknown;
-  try {
-    parsed = response.json();
-  } catch {
-    parsed = undefined;
-  }
-  return { status: response.statusCode, headers: response.headers, body: parsed, text: response.body };
+  return answerOf(response);
 }
 
 /**

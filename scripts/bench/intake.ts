@@ -250,7 +250,7 @@ interface Server {
   logFile: string;
 }
 
-/** `script` as its own process listening on `port`, output to a log file; resolves once `ready` answers. */
+/** `script` as its own process listening on `port`, output to a log file; resolves once a GET of `ready` is answered. */
 async function startServer(name: string, script: string, args: string[], env: NodeJS.ProcessEnv, port: number, ready: string): Promise<Server> {
   const logFile = path.join(os.tmpdir(), `bench-intake-${name}-${run}.log`);
   const fd = openSync(logFile, 'a');
@@ -265,7 +265,7 @@ async function startServer(name: string, script: string, args: string[], env: No
   for (;;) {
     if (child.exitCode !== null) throw new Error(`the ${name} exited (${child.exitCode}); see ${logFile}`);
     try {
-      await fetch(`${url}${ready}`, { method: ready === '/healthz' ? 'GET' : 'HEAD' });
+      await fetch(`${url}${ready}`);
       return { child, url, logFile };
     } catch {
       // not listening yet

@@ -21,6 +21,11 @@ const store = new ObjectStore(s3, env.TABLEMERE_INTAKE_BUCKET!);
 const prefix = process.env.TABLEMERE_RELAY_PREFIX ?? 'bench-relay/';
 
 const server = http.createServer((req, res) => {
+  // Anything but a batch (the bench's readiness probe) is answered without touching the store.
+  if (req.method !== 'POST') {
+    res.writeHead(404).end();
+    return;
+  }
   const chunks: Buffer[] = [];
   req.on('data', (chunk: Buffer) => chunks.push(chunk));
   req.on('end', () => {

@@ -1,7 +1,18 @@
 export { type AvroCodec, type AvroFile, type AvroWriteOptions, avroType, readAvroFile, writeAvroFile } from './avro.ts';
 export type { DataFile, DataFileMetrics } from './data-file.ts';
 export { parseJsonRow } from './json-row.ts';
-export { readManifest, type WriteManifestOptions, writeManifest } from './manifest.ts';
+export {
+  ENTRY_STATUS,
+  type EntryStatus,
+  type ManifestDataFile,
+  type ManifestEntry,
+  readManifest,
+  readManifestEntries,
+  type WriteManifestEntriesOptions,
+  type WriteManifestOptions,
+  writeManifest,
+  writeManifestEntries,
+} from './manifest.ts';
 export { type FieldSummary, type ManifestFile, readManifestList, type WriteManifestListOptions, writeManifestList } from './manifest-list.ts';
 export { MANIFEST_ENTRY_V2_SCHEMA, MANIFEST_FILE_V2_SCHEMA } from './manifest-schemas.ts';
 export {

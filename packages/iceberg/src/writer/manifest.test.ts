@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { isIcebergError } from '../errors.ts';
 import { schemaFromJson, schemaToJson } from '../spec/schema.ts';
 import { readAvroFile } from './avro.ts';
-import { readManifest, writeManifest } from './manifest.ts';
+import { ENTRY_STATUS, readManifest, readManifestEntries, writeManifest, writeManifestEntries } from './manifest.ts';
 
 const SCHEMA_JSON = {
   type: 'struct',
@@ -106,5 +106,42 @@ describe('writeManifest', () => {
       expect(isIcebergError(error, 'unsupported')).toBe(true);
     }
     expect(() => writeManifest({ ...base, partitionSpec: { 'spec-id': 0, fields: [] }, formatVersion: 1 })).toThrow(/version 1/);
+  });
+});
+
+describe('readManifestEntries and writeManifestEntries', () => {
+  const listEntry = { added_snapshot_id: SNAPSHOT_ID, sequence_number: 7n };
+
+  it('applies inheritance from the manifest list entry', () => {
+    const entries = readManifestEntries(manifest(), listEntry);
+    expect(entries.map((e) => [e.status, e.snapshotId, e.sequenceNumber, e.fileSequenceNumber])).toEqual([
+      [ENTRY_STATUS.ADDED, SNAPSHOT_ID, 7n, 7n],
+      [ENTRY_STATUS.ADDED, SNAPSHOT_ID, 7n, 7n],
+    ]);
+    // Without the list entry nothing is made up.
+    expect(readManifestEntries(manifest())[0]!.sequenceNumber).toBeNull();
+  });
+
+  it('carries entries into a new manifest unchanged but for status', () => {
+    const carried = readManifestEntries(manifest(), listEntry).map((e, i) => ({ ...e, status: i === 0 ? ENTRY_STATUS.EXISTING : ENTRY_STATUS.DELETED }));
+    const bytes = writeManifestEntries({ schema: schemaFromJson(SCHEMA_JSON), partitionSpec: { 'spec-id': 0, fields: [] }, entries: carried });
+    const back = readManifestEntries(bytes);
+    expect(back.map((e) => [e.status, e.snapshotId, e.sequenceNumber, e.fileSequenceNumber])).toEqual([
+      [ENTRY_STATUS.EXISTING, SNAPSHOT_ID, 7n, 7n],
+      [ENTRY_STATUS.DELETED, SNAPSHOT_ID, 7n, 7n],
+    ]);
+    expect(back[0]!.dataFile).toEqual(carried[0]!.dataFile);
+    expect(back[0]!.dataFile.file_size_in_bytes).toBe(9007199254740993n);
+  });
+
+  it("rewrites another writer's entries in our schema", () => {
+    const theirs = readManifestEntries(new Uint8Array(readFileSync(new URL('./fixtures/pyiceberg-manifest.avro', import.meta.url))), listEntry);
+    expect(theirs.length).toBeGreaterThan(0);
+    const { metadata } = readManifest(new Uint8Array(readFileSync(new URL('./fixtures/pyiceberg-manifest.avro', import.meta.url))));
+    const schema = schemaFromJson(JSON.parse(metadata.schema!));
+    const back = readManifestEntries(writeManifestEntries({ schema, partitionSpec: { 'spec-id': 0, fields: [] }, entries: theirs }));
+    expect(back.map((e) => e.dataFile.file_path)).toEqual(theirs.map((e) => e.dataFile.file_path));
+    expect(back.map((e) => e.dataFile.lower_bounds)).toEqual(theirs.map((e) => e.dataFile.lower_bounds));
+    expect(back.map((e) => e.snapshotId)).toEqual(theirs.map((e) => e.snapshotId));
   });
 });

@@ -3,11 +3,42 @@ import type { PartitionSpec, SchemaJson } from '../spec/metadata.ts';
 import { type Schema, schemaFromJson, schemaToJson } from '../spec/schema.ts';
 import { type AvroCodec, readAvroFile, writeAvroFile } from './avro.ts';
 import type { DataFile, DataFileMetrics } from './data-file.ts';
+import type { ManifestFile } from './manifest-list.ts';
 import { MANIFEST_ENTRY_V2_SCHEMA } from './manifest-schemas.ts';
 
-/** Entry status: 0 existing, 1 added, 2 deleted. */
-const STATUS_ADDED = 1;
+/** A manifest entry's status (spec: `manifest_entry.status`). */
+export const ENTRY_STATUS = Object.freeze({ EXISTING: 0, ADDED: 1, DELETED: 2 } as const);
+export type EntryStatus = (typeof ENTRY_STATUS)[keyof typeof ENTRY_STATUS];
 const CONTENT_DATA = 0;
+
+/**
+ * The `data_file` record of an entry as decoded (snake_case, as the spec names the fields;
+ * longs as bigint, bytes as Buffer, int maps as arrays of `{key, value}`), so a file another
+ * writer described is written back exactly as it was.
+ */
+export interface ManifestDataFile {
+  content: number;
+  file_path: string;
+  file_format: string;
+  partition: Record<string, unknown>;
+  record_count: bigint;
+  file_size_in_bytes: bigint;
+  [field: string]: unknown;
+}
+
+/**
+ * One manifest entry with Iceberg's inheritance already applied when read through
+ * `readManifestEntries` with its manifest list entry: snapshot id and sequence numbers are
+ * explicit, so the entry can be carried into another manifest unchanged.
+ */
+export interface ManifestEntry {
+  status: EntryStatus;
+  snapshotId: bigint | null;
+  /** The data sequence number; null only for entries a commit has yet to assign. */
+  sequenceNumber: bigint | null;
+  fileSequenceNumber: bigint | null;
+  dataFile: ManifestDataFile;
+}
 
 export interface WriteManifestOptions {
   /** The table schema the files were written with (model or REST JSON). */
@@ -26,6 +57,19 @@ export interface WriteManifestOptions {
  * are left null: the files inherit the snapshot's when the commit assigns it.
  */
 export function writeManifest(options: WriteManifestOptions): Uint8Array {
+  const { dataFiles, snapshotId, ...rest } = options;
+  return writeManifestEntries({ ...rest, entries: dataFiles.map((file) => addedEntry(file, snapshotId)) });
+}
+
+export interface WriteManifestEntriesOptions extends Omit<WriteManifestOptions, 'snapshotId' | 'dataFiles'> {
+  entries: readonly ManifestEntry[];
+}
+
+/**
+ * A format v2 data manifest of any entries: added ones, and existing or deleted ones carried
+ * from other manifests (merges, rewrites) with their own snapshot ids and sequence numbers.
+ */
+export function writeManifestEntries(options: WriteManifestEntriesOptions): Uint8Array {
   const formatVersion = options.formatVersion ?? 2;
   if (formatVersion !== 2) {
     throw new IcebergError('unsupported', `manifests of format version ${formatVersion} are not written; only version 2`);
@@ -34,7 +78,7 @@ export function writeManifest(options: WriteManifestOptions): Uint8Array {
     throw new IcebergError('unsupported', 'partitioned tables are not supported: the partition spec must have no fields');
   }
   const schema = 'schemaId' in options.schema ? options.schema : schemaFromJson(options.schema);
-  return writeAvroFile(MANIFEST_ENTRY_V2_SCHEMA, options.dataFiles.map((file) => entryRecord(file, options.snapshotId)), {
+  return writeAvroFile(MANIFEST_ENTRY_V2_SCHEMA, options.entries.map(entryRecord), {
     codec: options.codec,
     metadata: {
       schema: JSON.stringify(schemaToJson(schema)),
@@ -53,14 +97,63 @@ export function readManifest(bytes: Uint8Array): { metadata: Record<string, stri
   return { metadata: file.metadata, entries: file.records };
 }
 
-function entryRecord(file: DataFile, snapshotId: bigint): Record<string, unknown> {
+/**
+ * The entries of a manifest. Given the manifest's entry in its manifest list, entries inherit
+ * what the spec says they inherit from it: a null snapshot id the manifest's
+ * `added_snapshot_id`, and an added entry's null sequence numbers the manifest's
+ * `sequence_number`. Entries of v1 manifests get the v2 defaults (content 0).
+ */
+export function readManifestEntries(bytes: Uint8Array, manifest?: Pick<ManifestFile, 'added_snapshot_id' | 'sequence_number'>): ManifestEntry[] {
+  const file = readAvroFile(bytes);
+  // Every file of a v1 table has sequence number 0.
+  const v1 = file.metadata['format-version'] === '1';
+  return file.records.map((raw) => {
+    const record = raw as Record<string, unknown>;
+    const status = record.status as EntryStatus;
+    const inherited = v1 ? 0n : manifest !== undefined && status === ENTRY_STATUS.ADDED ? manifest.sequence_number : null;
+    const sequence = (value: unknown): bigint | null => (typeof value === 'bigint' ? value : inherited);
+    return {
+      status,
+      snapshotId: typeof record.snapshot_id === 'bigint' ? record.snapshot_id : (manifest?.added_snapshot_id ?? null),
+      sequenceNumber: sequence(record.sequence_number),
+      fileSequenceNumber: sequence(record.file_sequence_number),
+      dataFile: withV2Fields(record.data_file as Record<string, unknown>),
+    };
+  });
+}
+
+/** The v2 `data_file` fields that may be absent from another writer's record (v1 lacks some). */
+const OPTIONAL_DATA_FILE_FIELDS = (
+  JSON.parse(MANIFEST_ENTRY_V2_SCHEMA) as { fields: Array<{ name: string; type: { fields?: Array<{ name: string; type: unknown }> } }> }
+).fields
+  .find((f) => f.name === 'data_file')!
+  .type.fields!.filter((f) => Array.isArray(f.type))
+  .map((f) => f.name);
+
+function withV2Fields(record: Record<string, unknown>): ManifestDataFile {
+  const file: Record<string, unknown> = { ...record, content: typeof record.content === 'number' ? record.content : CONTENT_DATA };
+  for (const name of OPTIONAL_DATA_FILE_FIELDS) file[name] ??= null;
+  return file as ManifestDataFile;
+}
+
+function entryRecord(entry: ManifestEntry): Record<string, unknown> {
+  return {
+    status: entry.status,
+    snapshot_id: entry.snapshotId,
+    sequence_number: entry.sequenceNumber,
+    file_sequence_number: entry.fileSequenceNumber,
+    data_file: entry.dataFile,
+  };
+}
+
+function addedEntry(file: DataFile, snapshotId: bigint): ManifestEntry {
   const metrics: DataFileMetrics = file.metrics ?? {};
   return {
-    status: STATUS_ADDED,
-    snapshot_id: snapshotId,
-    sequence_number: null,
-    file_sequence_number: null,
-    data_file: {
+    status: ENTRY_STATUS.ADDED,
+    snapshotId,
+    sequenceNumber: null,
+    fileSequenceNumber: null,
+    dataFile: {
       content: CONTENT_DATA,
       file_path: file.filePath,
       file_format: 'PARQUET',

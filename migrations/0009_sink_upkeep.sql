@@ -13,6 +13,8 @@ CREATE TABLE sink_upkeeps (
   created_at timestamptz NOT NULL DEFAULT now(),
   CONSTRAINT sink_upkeeps_started UNIQUE (sink_id, started_at)
 );
+-- Maintenance prunes runs by age.
+CREATE INDEX sink_upkeeps_recorded ON sink_upkeeps (created_at);
 
 -- The newest run in the public view's shape ({at, outcome, seconds, files_before, ...}), kept
 -- on the sink like last_roll: the roller's view reads it on every tick for every live sink,

@@ -96,18 +96,24 @@ class MemoryIO implements FileIO {
 const data = (name: string) => `${LOCATION}/data/${name}.parquet`;
 const manifestPath = (n: number) => `${LOCATION}/metadata/m${n}.avro`;
 
-/** A manifest listing the files with one status (1 added, 2 deleted), stored in `io`. */
-function putManifest(io: MemoryIO, n: number, files: string[], status: 1 | 2): ManifestFile {
-  const added = writeManifest({
+/** Entry status (spec "Manifests"). */
+const EXISTING = 0;
+const ADDED = 1;
+const DELETED = 2;
+
+/** A manifest of the named files, each with its status, stored in `io` with the files. */
+function putManifest(io: MemoryIO, n: number, files: Array<[name: string, status: number]>): ManifestFile {
+  const written = writeManifest({
     schema: metadata([], {}).schemas[0]!,
     partitionSpec: { 'spec-id': 0, fields: [] },
     snapshotId: BigInt(n),
-    dataFiles: files.map((name) => ({ filePath: data(name), fileSizeInBytes: 1, recordCount: 1 })),
+    dataFiles: files.map(([name]) => ({ filePath: data(name), fileSizeInBytes: 1, recordCount: 1 })),
   });
-  const { metadata: avroMetadata, entries } = readManifest(added);
-  const bytes = writeAvroFile(MANIFEST_ENTRY_V2_SCHEMA, entries.map((e) => ({ ...(e as object), status })), { metadata: avroMetadata });
+  const { metadata: avroMetadata, entries } = readManifest(written);
+  const bytes = writeAvroFile(MANIFEST_ENTRY_V2_SCHEMA, entries.map((e, i) => ({ ...(e as object), status: files[i]![1] })), { metadata: avroMetadata });
   io.files.set(manifestPath(n), bytes);
-  for (const name of files) io.files.set(data(name), new Uint8Array(1));
+  for (const [name] of files) io.files.set(data(name), new Uint8Array(1));
+  const count = (status: number) => files.filter(([, s]) => s === status).length;
   return {
     manifest_path: manifestPath(n),
     manifest_length: BigInt(bytes.byteLength),
@@ -116,9 +122,9 @@ function putManifest(io: MemoryIO, n: number, files: string[], status: 1 | 2): M
     sequence_number: 1n,
     min_sequence_number: 1n,
     added_snapshot_id: BigInt(n),
-    added_files_count: status === 1 ? files.length : 0,
-    existing_files_count: 0,
-    deleted_files_count: status === 2 ? files.length : 0,
+    added_files_count: count(ADDED),
+    existing_files_count: count(EXISTING),
+    deleted_files_count: count(DELETED),
     added_rows_count: 0n,
     existing_rows_count: 0n,
     deleted_rows_count: 0n,
@@ -132,21 +138,22 @@ function putList(io: MemoryIO, s: Snapshot, manifests: ManifestFile[]): void {
 }
 
 /**
- * 1 appends a (m1); 2 appends b (m2); 3 compacts a, b into c (m3 adds c, m4 deletes a and b);
- * 4 appends d (m5) on top of m3 only. Expiring 1–3 with 4 kept leaves a and b unreachable.
+ * 1 appends a (m1); 2 appends b and e (m2); 3 compacts a and b into c: m3 adds c, m4 rewrites
+ * m1 and m2 with a and b deleted and e existing; 4 appends d (m5) on top of m3 and m4.
+ * Expiring 1–3 with 4 kept leaves a and b unreachable, and e live through m4.
  */
 function compactedTable() {
   const io = new MemoryIO();
   const s = [snapshot(1, null, 1), snapshot(2, 1, 2), snapshot(3, 2, 3), snapshot(4, 3, 4)] as const;
-  const m1 = putManifest(io, 1, ['a'], 1);
-  const m2 = putManifest(io, 2, ['b'], 1);
-  const m3 = putManifest(io, 3, ['c'], 1);
-  const m4 = putManifest(io, 4, ['a', 'b'], 2);
-  const m5 = putManifest(io, 5, ['d'], 1);
+  const m1 = putManifest(io, 1, [['a', ADDED]]);
+  const m2 = putManifest(io, 2, [['b', ADDED], ['e', ADDED]]);
+  const m3 = putManifest(io, 3, [['c', ADDED]]);
+  const m4 = putManifest(io, 4, [['a', DELETED], ['b', DELETED], ['e', EXISTING]]);
+  const m5 = putManifest(io, 5, [['d', ADDED]]);
   putList(io, s[0], [m1]);
   putList(io, s[1], [m2, m1]);
   putList(io, s[2], [m3, m4]);
-  putList(io, s[3], [m5, m3]);
+  putList(io, s[3], [m5, m3, m4]);
   return { io, s };
 }
 
@@ -154,17 +161,19 @@ describe('deleteUnreachableFiles', () => {
   it('deletes the lists, manifests and files only the expired snapshots reached', async () => {
     const { io, s } = compactedTable();
     const cleanup = await deleteUnreachableFiles(io, [s[0], s[1], s[2]], metadata([s[3]], { main: branch(4) }));
-    expect(cleanup).toEqual({ deleted: { manifestLists: 3, manifests: 3, dataFiles: 2 }, complete: true });
-    expect([...io.files.keys()].sort()).toEqual([manifestPath(3), manifestPath(5), data('c'), data('d'), s[3]['manifest-list']].sort());
+    expect(cleanup).toEqual({ deleted: { manifestLists: 3, manifests: 2, dataFiles: 2 }, complete: true });
+    const left = [manifestPath(3), manifestPath(4), manifestPath(5), data('c'), data('d'), data('e'), s[3]['manifest-list']];
+    expect([...io.files.keys()].sort()).toEqual(left.sort());
   });
 
   it('keeps what a kept snapshot still reaches, a tagged one included', async () => {
     const { io, s } = compactedTable();
     const cleanup = await deleteUnreachableFiles(io, [s[1], s[2]], metadata([s[0], s[3]], { main: branch(4), first: tag(1) }));
-    // m1 and a stay for the tag; m2, m4 and b go.
-    expect(cleanup).toEqual({ deleted: { manifestLists: 2, manifests: 2, dataFiles: 1 }, complete: true });
-    expect(io.files.has(data('a'))).toBe(true);
+    // The tag keeps m1 and a; m2 goes, and of its files only b (e is live in m4).
+    expect(cleanup).toEqual({ deleted: { manifestLists: 2, manifests: 1, dataFiles: 1 }, complete: true });
     expect(io.files.has(manifestPath(1))).toBe(true);
+    expect(io.files.has(data('a'))).toBe(true);
+    expect(io.files.has(data('e'))).toBe(true);
     expect(io.files.has(data('b'))).toBe(false);
   });
 
@@ -172,7 +181,7 @@ describe('deleteUnreachableFiles', () => {
     const { io, s } = compactedTable();
     io.failReads.add(manifestPath(3));
     const cleanup = await deleteUnreachableFiles(io, [s[0], s[1], s[2]], metadata([s[3]], { main: branch(4) }));
-    expect(cleanup).toEqual({ deleted: { manifestLists: 3, manifests: 3, dataFiles: 0 }, complete: false });
+    expect(cleanup).toEqual({ deleted: { manifestLists: 3, manifests: 2, dataFiles: 0 }, complete: false });
     expect(io.files.has(data('a'))).toBe(true);
     expect(io.files.has(data('b'))).toBe(true);
   });
@@ -184,15 +193,16 @@ describe('deleteUnreachableFiles', () => {
     expect(cleanup).toEqual({ deleted: { manifestLists: 3, manifests: 0, dataFiles: 0 }, complete: false });
   });
 
-  it('keeps a removed manifest it cannot read, and counts only the deletes that worked', async () => {
+  it('keeps a removed manifest it cannot read with its files, and counts only the deletes that worked', async () => {
     const { io, s } = compactedTable();
     io.failReads.add(manifestPath(2));
     io.failDeletes.add(data('a'));
     const cleanup = await deleteUnreachableFiles(io, [s[0], s[1], s[2]], metadata([s[3]], { main: branch(4) }));
-    // b is still found through m4's deleted entry; a's delete fails.
-    expect(cleanup).toEqual({ deleted: { manifestLists: 3, manifests: 2, dataFiles: 1 }, complete: false });
+    expect(cleanup).toEqual({ deleted: { manifestLists: 3, manifests: 1, dataFiles: 0 }, complete: false });
+    expect(io.files.has(manifestPath(1))).toBe(false);
     expect(io.files.has(manifestPath(2))).toBe(true);
-    expect(io.files.has(data('b'))).toBe(false);
+    expect(io.files.has(data('a'))).toBe(true);
+    expect(io.files.has(data('b'))).toBe(true);
   });
 });
 

@@ -77,16 +77,14 @@ export async function expireSnapshots(options: ExpireSnapshotsOptions): Promise<
     const expiring = planExpiry(metadata, retention(metadata, options, now));
     if (expiring.length === 0) return nothingExpired(metadata, attempt - 1);
     await options.validateBase?.(metadata);
-    try {
-      const committed = await catalog.commitTable(table, {
+    const outcome = await catalog
+      .commitTable(table, {
         requirements: requirements(metadata),
         updates: [{ action: 'remove-snapshots', 'snapshot-ids': expiring.map((s) => s['snapshot-id']) }],
-      });
-      return await landed(options.io, expiring, committed.metadata, attempt);
-    } catch (error) {
-      if (!isIcebergError(error) || (error.kind !== 'commit_conflict' && error.kind !== 'commit_state_unknown')) throw error;
-      lastError = error;
-    }
+      })
+      .catch(retriedFailure);
+    if (!(outcome instanceof IcebergError)) return landed(options.io, expiring, outcome.metadata, attempt);
+    lastError = outcome;
     const unknown = lastError.kind === 'commit_state_unknown';
     if (!unknown && attempt === policy.attempts) break;
     if (attempt < policy.attempts) await sleep(backoffMs(policy, attempt));
@@ -101,6 +99,12 @@ export async function expireSnapshots(options: ExpireSnapshotsOptions): Promise<
     }
   }
   throw lastError ?? new IcebergError('commit_conflict', 'snapshot expiry gave up');
+}
+
+/** A lost race or an unknown outcome, which the loop handles; anything else ends the run. */
+function retriedFailure(error: unknown): IcebergError {
+  if (isIcebergError(error) && (error.kind === 'commit_conflict' || error.kind === 'commit_state_unknown')) return error;
+  throw error;
 }
 
 export interface Retention {

@@ -54,23 +54,23 @@ export function packEnd<T>(items: readonly T[], weight: (item: T) => number, tar
   const bins: T[][] = [];
   let open: T[] | undefined;
   let openWeight = 0;
-  for (let i = items.length - 1; i >= 0; i--) {
-    const item = items[i]!;
+  for (const item of [...items].reverse()) {
     const w = weight(item);
     if (open && openWeight + w <= targetWeight) {
-      open.unshift(item);
+      open.push(item);
       openWeight += w;
     } else {
       open = [item];
       openWeight = w;
-      bins.unshift(open);
+      bins.push(open);
     }
   }
-  return bins;
+  return bins.reverse().map((bin) => bin.reverse());
 }
 
 /** A run of manifests of one spec: kept in the list as they are, or merged into one. */
 export interface ManifestBin {
+  /** The manifests' spec (the first's, for the delete manifests, which are only kept). */
   specId: number;
   merge: boolean;
   manifests: ManifestFile[];

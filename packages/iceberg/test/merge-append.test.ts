@@ -17,10 +17,8 @@ import {
 import { duckdbRows, pyicebergRows, type Row } from './readers.ts';
 import { catalogOptions, jsonRowsToDataFile, storeOptions, uniqueName } from './support.ts';
 
-const schema = {
-  type: 'struct' as const,
-  fields: [{ id: 1, name: 'id', required: true, type: 'long' }],
-};
+/** One required long: each append adds one row, its id. */
+const schema = { type: 'struct' as const, fields: [{ id: 1, name: 'id', required: true, type: 'long' }] };
 
 /**
  * The head's manifest count after each of `appends` appends of one small manifest each, by

@@ -41,8 +41,6 @@ const READS_AT_ONCE = 8;
 /** Manifest entry status 2: the entry records a removal; 0 (existing) and 1 (added) are live files. */
 const STATUS_DELETED = 2;
 
-export type IntentVerdict = 'committed' | 'abandoned' | 'unresolved';
-
 /**
  * What settled an intent: main's ancestry now (rules 1 and 4), a live entry of the head's
  * manifests (rule 2), the earlier metadata files of `metadata-log` (rules 3 and 4), or an
@@ -102,15 +100,17 @@ export function keptHistoryCovers(evidence: Evidence, since: number): boolean {
 }
 
 /**
- * What became of a roll intent, from the evidence at hand, in this order: its snapshot on
- * main now is `committed`, and a snapshot off main while main's history now covers the time
- * since the intent is `abandoned` (never committed, or rolled back); then it is `committed`
- * when a live entry of the head's manifests comes from it (the snapshot expired; merged and
- * rewritten manifests keep each entry's snapshot id), or when an earlier metadata file has it
- * on main (expired since, e.g. after a compaction); `abandoned` when the versions still
- * readable cover the time since the intent; otherwise `unresolved`. Nothing here answers
- * `abandoned` without a history that covers the intent's time, so a missing or short
- * `metadata-log` can only leave an intent unresolved, never roll its batches twice.
+ * What became of a roll intent, from the evidence at hand:
+ *   1. its snapshot on main now: `committed`;
+ *   2. a live entry of the head's manifests comes from it: `committed` (the snapshot expired;
+ *      merged and rewritten manifests keep each entry's snapshot id);
+ *   3. an earlier metadata file has it on main: `committed` (expired since, e.g. after a compaction);
+ *   4. the history kept covers the time since the intent and none of the above found it:
+ *      `abandoned` (never committed, or rolled back). Main's ancestry now is looked at right
+ *      after rule 1, as it needs no file; then the versions of `metadata-log` still readable;
+ *   5. otherwise `unresolved`.
+ * Nothing answers `abandoned` without a history that covers the intent's time, so a missing
+ * or short `metadata-log` can only leave an intent unresolved, never roll its batches twice.
  */
 export function judgeIntent(intent: Pick<RollIntent, 'snapshot_id' | 'created_at'>, evidence: Evidence): Judgement {
   if (intent.snapshot_id === null) return { verdict: 'abandoned', by: 'no_snapshot' };
@@ -241,9 +241,9 @@ async function inTurns<T>(items: readonly T[], work: (item: T) => Promise<void>)
 /**
  * Step 2, the invariant: batches a committed roll consumed are out of the intake before
  * anything new is committed. The newest snapshot on main naming this sink, and every open
- * roll intent the API recorded, say which batches those are; intents found committed are
- * reported now, intents found never committed are closed as failed (their batches roll
- * again). A delete that fails ends the roll, so a batch is never appended twice; an intent
+ * roll intent the API recorded, say which batches those are. Each intent is judged from
+ * what the table still shows (`judgeIntent`): intents found committed are reported now,
+ * intents found never committed are closed as failed (their batches roll again). A delete that fails ends the roll, so a batch is never appended twice; an intent
  * that cannot be settled ends it too, for an operator to look at.
  */
 export async function reestablishInvariant(ctx: RollContext, table: TenantTable, listed: readonly IntakeObject[]): Promise<InvariantResult> {

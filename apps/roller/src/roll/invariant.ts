@@ -2,12 +2,13 @@ import type { RollIntent } from '@tablemere/contracts';
 import {
   branchAncestry,
   branchHead,
+  ENTRY_STATUS,
   findInAncestry,
   isIcebergError,
   isInAncestry,
   metadataLog,
   parseJson,
-  readManifest,
+  readManifestEntries,
   readManifestList,
   type Snapshot,
   snapshotById,
@@ -37,9 +38,6 @@ const CONSUMED_WINDOW_MS = 60 * 60_000;
 
 /** Files read at once while gathering evidence. */
 const READS_AT_ONCE = 8;
-
-/** Manifest entry status 2: the entry records a removal; 0 (existing) and 1 (added) are live files. */
-const STATUS_DELETED = 2;
 
 /**
  * What settled an intent: main's ancestry now (rules 1 and 4), a live entry of the head's
@@ -174,10 +172,10 @@ async function gatherEvidence(table: TenantTable, wanted: ReadonlySet<bigint>): 
 }
 
 /**
- * Which of `wanted` have a live (added or existing) data file entry in the head's manifests;
- * an entry without a snapshot id has its manifest's. Only manifests that can hold such an
- * entry are read: those a wanted snapshot added, and those carrying existing entries (merged
- * or rewritten manifests keep each entry's snapshot id).
+ * Which of `wanted` have a live (added or existing) data file entry in the head's manifests,
+ * with Iceberg's inheritance (an entry without a snapshot id has its manifest's). Only
+ * manifests that can hold such an entry are read: those a wanted snapshot added, and those
+ * carrying existing entries (merged or rewritten manifests keep each entry's snapshot id).
  */
 async function liveEntriesFrom(table: TenantTable, wanted: ReadonlySet<bigint>): Promise<Set<bigint>> {
   const found = new Set<bigint>();
@@ -187,19 +185,11 @@ async function liveEntriesFrom(table: TenantTable, wanted: ReadonlySet<bigint>):
     (m) => m.content === 0 && (wanted.has(m.added_snapshot_id) || m.existing_files_count > 0),
   );
   await inTurns(manifests, async (manifest) => {
-    for (const entry of readManifest(await table.io.get(manifest.manifest_path)).entries as ManifestEntry[]) {
-      if (entry.status === STATUS_DELETED) continue;
-      const id = entry.snapshot_id === null ? manifest.added_snapshot_id : BigInt(entry.snapshot_id);
-      if (wanted.has(id)) found.add(id);
+    for (const entry of readManifestEntries(await table.io.get(manifest.manifest_path), manifest)) {
+      if (entry.status !== ENTRY_STATUS.DELETED && entry.snapshotId !== null && wanted.has(entry.snapshotId)) found.add(entry.snapshotId);
     }
   });
   return found;
-}
-
-/** The fields of a manifest entry read here; longs come as bigint. */
-interface ManifestEntry {
-  status: number;
-  snapshot_id: bigint | number | null;
 }
 
 /**

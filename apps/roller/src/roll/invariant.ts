@@ -48,7 +48,7 @@ export type Proof = 'ancestry' | 'manifest_entry' | 'metadata_log' | 'no_snapsho
 
 export type Judgement = { verdict: 'committed' | 'abandoned'; by: Proof } | { verdict: 'unresolved' };
 
-/** What the catalog can still show about the table's past; more of it only ever settles more. */
+/** What the catalog can still show about the table's past. */
 export interface Evidence {
   /** The table as loaded now. */
   metadata: TableMetadata;

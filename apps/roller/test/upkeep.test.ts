@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { CreatedSink } from '@tablemere/contracts';
 import { branchHead, readManifestEntries, readManifestList, s3FileIOForTable, type LoadTableResult } from '@tablemere/iceberg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CRASH_POINTS } from '../src/crash.ts';
+import { UPKEEP_CRASH_POINTS } from '../src/crash.ts';
 import { createSink, createTable, getSink, send } from './support/api.ts';
 import { readBoth } from './support/expect.ts';
 import { otherWriter } from './support/readers.ts';
@@ -167,9 +167,7 @@ describe('upkeep through the operator command', () => {
 });
 
 describe('a killed upkeep run', () => {
-  const points = CRASH_POINTS.filter((p) => p.startsWith('upkeep-'));
-
-  it.each(points)('killed at %s: the next run and the next roll leave every row once', async (point) => {
+  it.each(UPKEEP_CRASH_POINTS)('killed at %s: the next run and the next roll leave every row once', async (point) => {
     await roll(3);
     const killed = await upkeep({ TABLEMERE_ROLLER_CRASH_AT: point });
     expect(killed.signal, killed.stderr).toBe('SIGKILL');

@@ -219,6 +219,18 @@ describe('merge append on the real catalog', () => {
     await expectIdsOnce(table, 25);
   });
 
+  it('packs no two manifests into a bin larger than commit.manifest.target-size-bytes', { timeout: 300_000 }, async () => {
+    // At min-count 2 every append merges its bin of two; with a 1-byte target every manifest is
+    // a bin of its own, and a bin of one is never merged.
+    const merging = await newTable({ 'commit.manifest.min-count-to-merge': '2' });
+    expect((await appendEach(merging.created, merging.table, 12)).counts).toEqual(Array.from({ length: 12 }, () => 1));
+    const tiny = await newTable({ 'commit.manifest.min-count-to-merge': '2', 'commit.manifest.target-size-bytes': '1' });
+    const { metadata, appended, counts } = await appendEach(tiny.created, tiny.table, 12);
+    expect(counts).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
+    await checkEntries(metadata, appended);
+    await expectIdsOnce(tiny.table, 12);
+  });
+
   it('rebuilds a merge after a lost race and leaves no merged manifest behind', { timeout: 300_000 }, async () => {
     const { table, created } = await newTable({ 'commit.manifest.min-count-to-merge': '3' });
     const { metadata: base, appended } = await appendEach(created, table, 2);

@@ -279,6 +279,33 @@ describe('rewriteDataFiles on the real catalog', () => {
     expect(idsPerFile.map((ids) => ids.includes(extraId)).sort()).toEqual([false, true]);
   });
 
+  it('rewrites files another engine wrote (64-bit offsets, uuid extension type) together with ours', async () => {
+    const { table } = await newTable();
+    await appendFiles(table, 3);
+    // PyIceberg writes strings, lists and binaries with 64-bit offsets.
+    await pyiceberg(
+      table,
+      [
+        'import datetime, decimal, uuid',
+        'utc = datetime.timezone.utc',
+        'for f in range(3):',
+        '    ids = range(100 + 3 * f, 103 + 3 * f)',
+        '    rows = [{"id": i, "s": None if i % 2 else f"py {i} \u00e9", "tstz": datetime.datetime(2026, 5, 1, i % 24, 0, 0, i, tzinfo=utc),',
+        '             "dec": decimal.Decimal(f"-{i}.0000000001"), "u": uuid.UUID(int=i).bytes, "dt": datetime.date(2024, 2, 29),',
+        '             "st": {"a": i, "tags": ["x", None]}, "li": [i, -i], "__ingest_ts": datetime.datetime(2026, 5, 2, tzinfo=utc)} for i in ids]',
+        '    t.append(pa.Table.from_pylist(rows, schema=t.schema().as_arrow()))',
+      ].join('\n'),
+    );
+    const before = normalised(await pyicebergRows(namespace, table.name));
+    expect(before).toHaveLength(18);
+    expect(before.find((r) => r['id'] === 101)).toMatchObject({ s: null, dec: '-101.0000000001', u: '00000000-0000-0000-0000-000000000065', li: [101, -101] });
+
+    const result = await rewriteDataFiles({ catalog, table, io });
+    expect(result).toMatchObject({ dataFilesBefore: 6, dataFilesAfter: 1, rewritten: { files: 6, rows: 18n } });
+    expect(normalised(await pyicebergRows(namespace, table.name))).toEqual(before);
+    expect(normalised(await duckdbRows((await catalog.loadTable(table)).metadataLocation!))).toEqual(before);
+  });
+
   it('retries on the new head when another engine appended meanwhile, keeping both sides once', async () => {
     const { table } = await newTable();
     await appendFiles(table, 6);

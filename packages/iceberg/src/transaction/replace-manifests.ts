@@ -3,6 +3,7 @@ import { currentSchema, type PartitionSpec, type TableMetadata } from '../spec/m
 import type { DataFile } from '../writer/data-file.ts';
 import { ENTRY_STATUS, type ManifestEntry, readManifestEntries, writeManifest, writeManifestEntries } from '../writer/manifest.ts';
 import type { ManifestFile } from '../writer/manifest-list.ts';
+import { IO_WIDTH, mapBounded } from './bounded.ts';
 import { manifestLocation } from './locations.ts';
 import type { HeadContents } from './table-contents.ts';
 
@@ -50,25 +51,19 @@ export async function replaceInManifests(
   sequenceNumber: bigint,
   rewritten: Map<string, WrittenManifest>,
 ): Promise<ManifestFile[]> {
-  const manifests: ManifestFile[] = [];
-  for (const manifest of contents.manifests) {
-    const entries = contents.entries.get(manifest.manifest_path);
-    if (entries === undefined || !entries.some((e) => e.status !== ENTRY_STATUS.DELETED && replaced.has(e.dataFile.file_path))) {
-      manifests.push(manifest);
-      continue;
-    }
-    let written = rewritten.get(manifest.manifest_path);
-    if (written === undefined) {
-      const spec = metadata['partition-specs'].find((s) => s['spec-id'] === manifest.partition_spec_id) as PartitionSpec;
-      const kept = entries
-        .filter((e) => e.status !== ENTRY_STATUS.DELETED)
-        .map((e): ManifestEntry => (replaced.has(e.dataFile.file_path) ? { ...e, status: ENTRY_STATUS.DELETED, snapshotId } : { ...e, status: ENTRY_STATUS.EXISTING }));
-      written = await putManifest(io, metadata, spec, kept);
-      rewritten.set(manifest.manifest_path, written);
-    }
-    manifests.push(listEntry(written, snapshotId, sequenceNumber));
-  }
-  return manifests;
+  const holding = (path: string) => contents.entries.get(path)?.some((e) => e.status !== ENTRY_STATUS.DELETED && replaced.has(e.dataFile.file_path)) ?? false;
+  const toWrite = contents.manifests.filter((m) => holding(m.manifest_path) && !rewritten.has(m.manifest_path));
+  await mapBounded(toWrite, { width: IO_WIDTH }, async (manifest) => {
+    const spec = metadata['partition-specs'].find((s) => s['spec-id'] === manifest.partition_spec_id) as PartitionSpec;
+    const kept = (contents.entries.get(manifest.manifest_path) ?? [])
+      .filter((e) => e.status !== ENTRY_STATUS.DELETED)
+      .map((e): ManifestEntry => (replaced.has(e.dataFile.file_path) ? { ...e, status: ENTRY_STATUS.DELETED, snapshotId } : { ...e, status: ENTRY_STATUS.EXISTING }));
+    rewritten.set(manifest.manifest_path, await putManifest(io, metadata, spec, kept));
+  });
+  return contents.manifests.map((manifest) => {
+    const written = rewritten.get(manifest.manifest_path);
+    return written === undefined ? manifest : listEntry(written, snapshotId, sequenceNumber);
+  });
 }
 
 /** The manifest list entry of a manifest this snapshot wrote. */

@@ -3,8 +3,10 @@ import { IcebergError } from '../errors.ts';
 import type { FileIO } from '../io/file-io.ts';
 import { conformerFor } from '../writer/arrow-conform.ts';
 import type { DataFile } from '../writer/data-file.ts';
+import type { ManifestDataFile } from '../writer/manifest.ts';
 import { joinParquetParts, type ParquetPart, writeParquetPart } from '../writer/parquet.ts';
 import { parquetArrowSchema, readParquetRowGroups } from '../writer/parquet-read.ts';
+import { IO_WIDTH } from './bounded.ts';
 import { putDataFile } from './put-data-file.ts';
 import type { RewriteBin } from './rewrite-plan.ts';
 
@@ -29,8 +31,9 @@ export async function rewriteBin(io: FileIO, tableLocation: string, bin: Rewrite
     pending = [];
     pendingBytes = 0;
   };
-  for (const file of bin.files) {
-    const bytes = await io.get(file.file_path);
+  const reads = new ReadAhead(io, bin.files);
+  for (const [i, file] of bin.files.entries()) {
+    const bytes = await reads.take(i);
     const conformer = conformerFor(parquetArrowSchema(bytes), bin.arrowSchema);
     if (conformer === null) throw new IcebergError('validation_failed', `${file.file_path} no longer has the schema it was planned with`);
     let rows = 0n;
@@ -49,4 +52,39 @@ export async function rewriteBin(io: FileIO, tableLocation: string, bin: Rewrite
   }
   flush();
   return putDataFile({ io, tableLocation, written: joinParquetParts(parts, bin.schema) });
+}
+
+/** Input files fetched ahead of the one being rewritten, or only that one when it is bigger. */
+export const READ_AHEAD_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Fetches the files ahead of the one being read (up to IO_WIDTH of them and READ_AHEAD_BYTES
+ * in all), so that the store's latency overlaps the decoding instead of adding to it.
+ */
+class ReadAhead {
+  private readonly fetches: Array<Promise<Uint8Array> | undefined> = [];
+  private started = 0;
+  private bytesAhead = 0;
+
+  constructor(
+    private readonly io: FileIO,
+    private readonly files: readonly ManifestDataFile[],
+  ) {}
+
+  /** File `i`'s bytes; files are taken in order. */
+  take(i: number): Promise<Uint8Array> {
+    while (this.started < this.files.length && this.started - i < IO_WIDTH) {
+      const size = Number((this.files[this.started] as ManifestDataFile).file_size_in_bytes);
+      if (this.started > i && this.bytesAhead + size > READ_AHEAD_BYTES) break;
+      const bytes = this.io.get((this.files[this.started] as ManifestDataFile).file_path);
+      // Awaited in turn; a fetch never awaited (an earlier file failed) must not go unhandled.
+      bytes.catch(() => undefined);
+      this.fetches[this.started++] = bytes;
+      this.bytesAhead += size;
+    }
+    const bytes = this.fetches[i] as Promise<Uint8Array>;
+    this.fetches[i] = undefined;
+    this.bytesAhead -= Number((this.files[i] as ManifestDataFile).file_size_in_bytes);
+    return bytes;
+  }
 }

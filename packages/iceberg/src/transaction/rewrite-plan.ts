@@ -6,7 +6,11 @@ import { conformerFor } from '../writer/arrow-conform.ts';
 import type { ManifestDataFile, ManifestEntry } from '../writer/manifest.ts';
 import { parquetArrowSchema } from '../writer/parquet-read.ts';
 import { compileRowConverter } from '../writer/row-converter.ts';
+import { IO_WIDTH, mapBounded } from './bounded.ts';
 import type { HeadContents } from './table-contents.ts';
+
+/** Bytes of data files held at once while their schemas are read. */
+const SCHEMA_READ_BUDGET = 64 * 1024 * 1024;
 
 /** Files that are rewritten together into one output, under one table schema. */
 export interface RewriteBin {
@@ -56,10 +60,15 @@ export async function groupBySchema(io: FileIO, metadata: TableMetadata, files: 
       const schema = schemaFromJson(json);
       return { schema, arrowSchema: compileRowConverter(schema).arrowSchema, files: [] as ManifestDataFile[] };
     });
-  for (const { dataFile } of files) {
-    const fileSchema = parquetArrowSchema(await io.get(dataFile.file_path));
+  const fileSchemas = await mapBounded(
+    files,
+    { width: IO_WIDTH, budget: SCHEMA_READ_BUDGET, weight: (e) => Number(e.dataFile.file_size_in_bytes) },
+    async (e) => parquetArrowSchema(await io.get(e.dataFile.file_path)),
+  );
+  files.forEach(({ dataFile }, i) => {
+    const fileSchema = fileSchemas[i] as ArrowSchema;
     candidates.find((group) => conformerFor(fileSchema, group.arrowSchema) !== null)?.files.push(dataFile);
-  }
+  });
   return candidates.filter((group) => group.files.length > 0);
 }
 

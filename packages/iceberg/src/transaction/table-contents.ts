@@ -1,6 +1,7 @@
 import type { FileIO } from '../io/file-io.ts';
 import { branchHead, type TableMetadata } from '../spec/metadata.ts';
 import { ENTRY_STATUS, type ManifestEntry, type ManifestFile, readManifestEntries, readManifestList } from '../writer/index.ts';
+import { IO_WIDTH, mapBounded } from './bounded.ts';
 
 /** What `main`'s head holds, as its manifests list it. */
 export interface HeadContents {
@@ -23,23 +24,23 @@ export type ManifestCache = Map<string, readonly ManifestEntry[]>;
 export async function readHeadContents(io: FileIO, metadata: TableMetadata, cache: ManifestCache): Promise<HeadContents> {
   const head = branchHead(metadata);
   const manifests = head ? readManifestList(await io.get(head['manifest-list'])) : [];
+  const dataManifests = manifests.filter((manifest) => manifest.content === 0);
+  const read = await mapBounded(dataManifests, { width: IO_WIDTH }, async (manifest) => {
+    let cached = cache.get(manifest.manifest_path);
+    if (cached === undefined) {
+      cached = readManifestEntries(await io.get(manifest.manifest_path), manifest);
+      cache.set(manifest.manifest_path, cached);
+    }
+    return cached;
+  });
   const entries = new Map<string, readonly ManifestEntry[]>();
   const live = new Map<string, { entry: ManifestEntry; specId: number }>();
-  let deleteFiles = 0;
-  for (const manifest of manifests) {
-    if (manifest.content !== 0) {
-      deleteFiles += manifest.added_files_count + manifest.existing_files_count;
-      continue;
-    }
-    let read = cache.get(manifest.manifest_path);
-    if (read === undefined) {
-      read = readManifestEntries(await io.get(manifest.manifest_path), manifest);
-      cache.set(manifest.manifest_path, read);
-    }
-    entries.set(manifest.manifest_path, read);
-    for (const entry of read) {
+  dataManifests.forEach((manifest, i) => {
+    entries.set(manifest.manifest_path, read[i] as readonly ManifestEntry[]);
+    for (const entry of read[i] as readonly ManifestEntry[]) {
       if (entry.status !== ENTRY_STATUS.DELETED) live.set(entry.dataFile.file_path, { entry, specId: manifest.partition_spec_id });
     }
-  }
+  });
+  const deleteFiles = manifests.filter((m) => m.content !== 0).reduce((sum, m) => sum + m.added_files_count + m.existing_files_count, 0);
   return { manifests, entries, live, deleteFiles };
 }

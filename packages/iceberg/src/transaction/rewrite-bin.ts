@@ -8,7 +8,7 @@ import { joinParquetParts, type ParquetPart, writeParquetPart } from '../writer/
 import { parquetArrowSchema, readParquetRowGroups } from '../writer/parquet-read.ts';
 import { IO_WIDTH } from './bounded.ts';
 import { putDataFile } from './put-data-file.ts';
-import type { RewriteBin } from './rewrite-plan.ts';
+import type { KeptFiles, RewriteBin } from './rewrite-plan.ts';
 
 /**
  * Decoded rows held before they are encoded as one part (one row group of the output). Bounds
@@ -21,7 +21,7 @@ export const PART_DECODED_BYTES = 64 * 1024 * 1024;
  * value for value, as one Parquet data file under the bin's schema; the metrics are computed
  * from the rows. Every file must give as many rows as its manifest entry says.
  */
-export async function rewriteBin(io: FileIO, tableLocation: string, bin: RewriteBin): Promise<DataFile> {
+export async function rewriteBin(io: FileIO, tableLocation: string, bin: RewriteBin, kept: KeptFiles): Promise<DataFile> {
   const parts: ParquetPart[] = [];
   let pending: RecordBatch[] = [];
   let pendingBytes = 0;
@@ -31,7 +31,7 @@ export async function rewriteBin(io: FileIO, tableLocation: string, bin: Rewrite
     pending = [];
     pendingBytes = 0;
   };
-  const reads = new ReadAhead(io, bin.files);
+  const reads = new ReadAhead(io, bin.files, kept);
   for (const [i, file] of bin.files.entries()) {
     const bytes = await reads.take(i);
     const conformer = conformerFor(parquetArrowSchema(bytes), bin.arrowSchema);
@@ -59,7 +59,8 @@ export const READ_AHEAD_BYTES = 64 * 1024 * 1024;
 
 /**
  * Fetches the files ahead of the one being read (up to IO_WIDTH of them and READ_AHEAD_BYTES
- * in all), so that the store's latency overlaps the decoding instead of adding to it.
+ * in all), so that the store's latency overlaps the decoding instead of adding to it. Files the
+ * planner kept are taken from `kept` (and let go) instead.
  */
 class ReadAhead {
   private readonly fetches: Array<Promise<Uint8Array> | undefined> = [];
@@ -69,6 +70,7 @@ class ReadAhead {
   constructor(
     private readonly io: FileIO,
     private readonly files: readonly ManifestDataFile[],
+    private readonly kept: KeptFiles,
   ) {}
 
   /** File `i`'s bytes; files are taken in order. */
@@ -76,7 +78,10 @@ class ReadAhead {
     while (this.started < this.files.length && this.started - i < IO_WIDTH) {
       const size = Number((this.files[this.started] as ManifestDataFile).file_size_in_bytes);
       if (this.started > i && this.bytesAhead + size > READ_AHEAD_BYTES) break;
-      const bytes = this.io.get((this.files[this.started] as ManifestDataFile).file_path);
+      const path = (this.files[this.started] as ManifestDataFile).file_path;
+      const keptBytes = this.kept.get(path);
+      this.kept.delete(path);
+      const bytes = keptBytes === undefined ? this.io.get(path) : Promise.resolve(keptBytes);
       // Awaited in turn; a fetch never awaited (an earlier file failed) must not go unhandled.
       bytes.catch(() => undefined);
       this.fetches[this.started++] = bytes;

@@ -2,14 +2,15 @@ import type { RestCatalog } from '../catalog/rest/client.ts';
 import type { LoadTableResult, TableIdent } from '../catalog/rest/types.ts';
 import { IcebergError, isIcebergError } from '../errors.ts';
 import type { FileIO } from '../io/file-io.ts';
-import { branchHead, defaultPartitionSpec, isInAncestry, MAIN_BRANCH, type TableMetadata } from '../spec/metadata.ts';
+import { branchHead, defaultPartitionSpec, isInAncestry, type TableMetadata } from '../spec/metadata.ts';
 import type { DataFile } from '../writer/data-file.ts';
 import { type ManifestDataFile, writeManifestList } from '../writer/index.ts';
 import { manifestListLocation } from './locations.ts';
 import { listEntry, replaceInManifests, writeAddedManifest, type WrittenManifest } from './replace-manifests.ts';
 import { rewriteBin } from './rewrite-bin.ts';
-import { groupBySchema, packBins, smallFiles, type RewriteBin } from './rewrite-plan.ts';
+import { groupBySchema, type KeptFiles, packBins, smallFiles, type RewriteBin } from './rewrite-plan.ts';
 import { backoffMs, DEFAULT_RETRY_POLICY, sleep, type RetryPolicy } from './retry.ts';
+import { mainSnapshotCommit } from './snapshot-commit.ts';
 import { newSnapshotId } from './snapshot-id.ts';
 import { type AppendedFiles, replaceSummary } from './summary.ts';
 import { type HeadContents, type ManifestCache, readHeadContents } from './table-contents.ts';
@@ -99,12 +100,13 @@ export async function rewriteDataFiles(options: RewriteDataFilesOptions): Promis
   const minInputFiles = options.minInputFiles ?? DEFAULT_MIN_INPUT_FILES;
   const small = smallFiles(contents, metadata, target);
   if (small.length < minInputFiles) return skip('too_few_files');
-  const bins = (await groupBySchema(io, metadata, small)).flatMap((group) => packBins(group, target, minInputFiles));
+  const kept: KeptFiles = new Map();
+  const bins = (await groupBySchema(io, metadata, small, kept)).flatMap((group) => packBins(group, target, minInputFiles));
   if (bins.length === 0) return skip('too_few_files');
 
   const written: Written = { dataFiles: [], added: undefined, rewritten: new Map(), lists: [], sawUnknownOutcome: false };
   try {
-    return await writeAndCommit(options, metadata, contents, cache, bins, written);
+    return await writeAndCommit(options, metadata, contents, cache, bins, kept, written);
   } catch (error) {
     // Nothing refers to these files unless some commit's outcome was unknown.
     if (!written.sawUnknownOutcome) await deleteQuietly(io, allLocations(written));
@@ -124,13 +126,15 @@ async function writeAndCommit(
   startContents: HeadContents,
   cache: ManifestCache,
   bins: readonly RewriteBin[],
+  kept: KeptFiles,
   written: Written,
 ): Promise<RewriteDataFilesResult> {
   const { catalog, table, io } = options;
   const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
   const replaced = bins.flatMap((bin) => bin.files);
   const replacedPaths = new Set(replaced.map((file) => file.file_path));
-  for (const bin of bins) written.dataFiles.push(await rewriteBin(io, start.location, bin));
+  for (const bin of bins) written.dataFiles.push(await rewriteBin(io, start.location, bin, kept));
+  kept.clear();
 
   const snapshotId = newSnapshotId();
   const startHead = branchHead(start);
@@ -170,27 +174,7 @@ async function writeAndCommit(
     written.lists.push(listLocation);
     const summary = replaceSummary(parent?.summary, added, removed, liveTotals(contents), options.summary);
     try {
-      const committed = await catalog.commitTable(table, {
-        requirements: [
-          { type: 'assert-table-uuid', uuid: metadata['table-uuid'] },
-          { type: 'assert-ref-snapshot-id', ref: MAIN_BRANCH, 'snapshot-id': parent?.['snapshot-id'] ?? null },
-        ],
-        updates: [
-          {
-            action: 'add-snapshot',
-            snapshot: {
-              'snapshot-id': snapshotId,
-              ...(parent ? { 'parent-snapshot-id': parent['snapshot-id'] } : {}),
-              'sequence-number': Number(sequenceNumber),
-              'timestamp-ms': Math.max(Date.now(), metadata['last-updated-ms']),
-              'manifest-list': listLocation,
-              summary,
-              'schema-id': metadata['current-schema-id'],
-            },
-          },
-          { action: 'set-snapshot-ref', 'ref-name': MAIN_BRANCH, type: 'branch', 'snapshot-id': snapshotId },
-        ],
-      });
+      const committed = await catalog.commitTable(table, mainSnapshotCommit(metadata, parent, { snapshotId, sequenceNumber, manifestList: listLocation, summary }));
       await deleteQuietly(io, unusedLocations(written, manifests, listLocation));
       return result(committed.metadata, contents, removed, added, snapshotId, attempt, written);
     } catch (error) {

@@ -9,8 +9,11 @@ import { compileRowConverter } from '../writer/row-converter.ts';
 import { IO_WIDTH, mapBounded } from './bounded.ts';
 import type { HeadContents } from './table-contents.ts';
 
-/** Bytes of data files held at once while their schemas are read. */
+/** Bytes of data files held at once while their schemas are read, and kept for the rewrite after. */
 const SCHEMA_READ_BUDGET = 64 * 1024 * 1024;
+
+/** Files read while planning whose bytes were kept, by path: the rewrite takes them from here. */
+export type KeptFiles = Map<string, Uint8Array>;
 
 /** Files that are rewritten together into one output, under one table schema. */
 export interface RewriteBin {
@@ -49,10 +52,11 @@ interface SchemaGroup {
  * Groups files by the table schema they were written with: the newest of the table's schemas
  * (the current one first) whose Arrow form the file's schema conforms to exactly (same field
  * ids, nullability and types at every level). Files that match none are left out: they are never
- * rewritten under ids they do not have. Reads each file once, whole (FileIO has no ranged reads),
- * and keeps only its schema.
+ * rewritten under ids they do not have. Reads each file whole (FileIO has no ranged reads), at most
+ * 64 MiB of them at once (or one file), and keeps the first 64 MiB of them in `kept` so that the
+ * rewrite does not fetch them again (small files usually all fit).
  */
-export async function groupBySchema(io: FileIO, metadata: TableMetadata, files: readonly ManifestEntry[]): Promise<SchemaGroup[]> {
+export async function groupBySchema(io: FileIO, metadata: TableMetadata, files: readonly ManifestEntry[], kept: KeptFiles): Promise<SchemaGroup[]> {
   const current = metadata['current-schema-id'];
   const candidates = [...metadata.schemas]
     .sort((a, b) => (a['schema-id'] === current ? -1 : b['schema-id'] === current ? 1 : b['schema-id'] - a['schema-id']))
@@ -60,10 +64,18 @@ export async function groupBySchema(io: FileIO, metadata: TableMetadata, files: 
       const schema = schemaFromJson(json);
       return { schema, arrowSchema: compileRowConverter(schema).arrowSchema, files: [] as ManifestDataFile[] };
     });
+  let keptBytes = 0;
   const fileSchemas = await mapBounded(
     files,
     { width: IO_WIDTH, budget: SCHEMA_READ_BUDGET, weight: (e) => Number(e.dataFile.file_size_in_bytes) },
-    async (e) => parquetArrowSchema(await io.get(e.dataFile.file_path)),
+    async (e) => {
+      const bytes = await io.get(e.dataFile.file_path);
+      if (keptBytes + bytes.byteLength <= SCHEMA_READ_BUDGET) {
+        keptBytes += bytes.byteLength;
+        kept.set(e.dataFile.file_path, bytes);
+      }
+      return parquetArrowSchema(bytes);
+    },
   );
   files.forEach(({ dataFile }, i) => {
     const fileSchema = fileSchemas[i] as ArrowSchema;

@@ -81,12 +81,12 @@ function typeMapper(file: DataType, target: DataType): Mapper | null {
       if (file.typeId !== Type.Map) return null;
       // The entries struct has no field id of its own; its key and value do.
       const entries = structMapper((file.children[0] as Field).type.children, (target.children[0] as Field).type.children, (target.children[0] as Field).type);
-      return entries === null ? null : nestedOffsets(target, entries);
+      return entries === null ? null : offsetsMapper(target, entries);
     }
     case Type.Utf8:
-      return file.typeId === Type.Utf8 || file.typeId === Type.LargeUtf8 ? bytesMapper(target) : null;
+      return file.typeId === Type.Utf8 || file.typeId === Type.LargeUtf8 ? offsetsMapper(target) : null;
     case Type.Binary:
-      return file.typeId === Type.Binary || file.typeId === Type.LargeBinary ? bytesMapper(target) : null;
+      return file.typeId === Type.Binary || file.typeId === Type.LargeBinary ? offsetsMapper(target) : null;
     case Type.Timestamp:
       return sameTimestamp(file, target) ? (data) => data.clone(target) : null;
     case Type.Decimal:
@@ -105,10 +105,11 @@ function sameTimestamp(file: DataType, target: DataType): boolean {
 
 function listMapper(file: DataType, target: DataType): Mapper | null {
   const element = fieldMapper(file.children[0] as Field, target.children[0] as Field);
-  return element === null ? null : nestedOffsets(target, element);
+  return element === null ? null : offsetsMapper(target, element);
 }
 
-function nestedOffsets(type: DataType, child: Mapper): Mapper {
+/** Lists, maps, strings and binaries: 32-bit offsets, then the child (nested) or the value bytes. */
+function offsetsMapper(type: DataType, child?: Mapper): Mapper {
   return (data) =>
     makeData({
       type,
@@ -117,20 +118,7 @@ function nestedOffsets(type: DataType, child: Mapper): Mapper {
       nullCount: data.nullCount,
       nullBitmap: data.nullBitmap,
       valueOffsets: int32Offsets(data.valueOffsets),
-      child: child(data.children[0] as Data),
-    } as never);
-}
-
-function bytesMapper(type: DataType): Mapper {
-  return (data) =>
-    makeData({
-      type,
-      offset: data.offset,
-      length: data.length,
-      nullCount: data.nullCount,
-      nullBitmap: data.nullBitmap,
-      valueOffsets: int32Offsets(data.valueOffsets),
-      data: data.values,
+      ...(child ? { child: child(data.children[0] as Data) } : { data: data.values }),
     } as never);
 }
 

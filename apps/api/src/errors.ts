@@ -34,6 +34,7 @@ export const ERROR_CODES = {
   lease_held: { status: 409, message: "Another roller holds this sink's lease; skip the sink and try after expires_at." },
   lease_lost: { status: 409, message: "This lease is no longer the sink's (released or taken over after expiry); stop the roll and lease again." },
   roll_conflict: { status: 409, message: 'The report or intent disagrees with the recorded roll intent; re-read it with GET /internal/sinks/{id}/rolls.' },
+  upkeep_conflict: { status: 409, message: 'An upkeep with this started_at was already reported with other figures; a report cannot change it.' },
   body_too_large: { status: 413, message: 'The body is larger than this route accepts; send less.' },
   unsupported_media_type: { status: 415, message: 'Send the body as JSON with "Content-Type: application/json".' },
   backlog_full: { status: 429, message: "The sink's backlog of batches waiting for a roll is full; retry after Retry-After seconds." },

@@ -1,4 +1,4 @@
-import { InternalSinkList, Lease, RollIntent, RollReportResult } from '@tablemere/contracts';
+import { InternalSinkList, Lease, RollIntent, RollReportResult, Sink, SinkList, UpkeepReportResult } from '@tablemere/contracts';
 import { query, queryOne } from '@tablemere/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, suffix } from './support/harness.ts';
@@ -498,5 +498,178 @@ describe('PUT /internal/sinks/{id}/state', () => {
       const res = await api.callInternal('PUT', `/internal/sinks/${sinkId}/state`, body);
       expect(res.status).toBe(body.state === 'deleted' ? 400 : 409);
     }
+  });
+});
+
+describe('POST /internal/sinks/{id}/upkeep', () => {
+  const startedAt = '2026-11-30T10:00:00.123456Z';
+  const done = {
+    started_at: startedAt,
+    seconds: 4.25,
+    outcome: 'done',
+    snapshot_ids: ['9223372036854775807'],
+    files: { data_before: 120, data_after: 4, manifests_before: 30, manifests_after: 2 },
+    rewritten: { files: 118, bytes: 12_582_912, rows: 1_000_000 },
+    expired_snapshots: 5,
+    deleted_files: { data: 3, manifests: 4, manifest_lists: 5 },
+    snapshots_kept: 20,
+  };
+  const failed = {
+    ...done,
+    started_at: '2026-11-30T11:00:00Z',
+    outcome: 'failed',
+    snapshot_ids: [],
+    files: { data_before: 4, data_after: 4, manifests_before: 2, manifests_after: 2 },
+    rewritten: { files: 0, bytes: 0, rows: 0 },
+    expired_snapshots: 0,
+    deleted_files: { data: 0, manifests: 0, manifest_lists: 0 },
+    error: { code: 'catalog_unavailable', message: 'LoadTable answered 503' },
+  };
+  const post = (sinkId: string, body: unknown) => api.callInternal('POST', `/internal/sinks/${sinkId}/upkeep`, body);
+
+  /** Everything a report may change: the runs, the sink's last upkeep, the audit events. */
+  async function recorded(sinkId: string) {
+    const runs = await query<{ id: string; lease_id: string; roller_id: string; started_at: Date; outcome: string; report: any }>(
+      api.pool,
+      'SELECT id, lease_id, roller_id, started_at, outcome, report FROM sink_upkeeps WHERE sink_id = $1 ORDER BY started_at',
+      [sinkId],
+    );
+    const { last_upkeep } = (await queryOne<{ last_upkeep: any }>(api.pool, 'SELECT last_upkeep FROM sinks WHERE id = $1', [sinkId]))!;
+    const audits = await query<{ details: any }>(api.pool, `SELECT details FROM audit_events WHERE event = 'sink.upkeep' AND subject = $1 ORDER BY id`, [sinkId]);
+    return { runs, last_upkeep, audits };
+  }
+
+  async function views(sinkId: string) {
+    const list = InternalSinkList.parse((await api.callInternal('GET', '/internal/sinks')).body);
+    const got = await call(api.app, 'GET', `/v1/sinks/${sinkId}`, { key: api.adminKey });
+    expect(got.status, got.text).toBe(200);
+    return { asOf: list.as_of, roller: list.sinks.find((s) => s.id === sinkId)!, sink: Sink.parse(got.body) };
+  }
+
+  it('records the run, the last upkeep and an audit event; the roller and the public view show it; a replay changes nothing', async () => {
+    const sinkId = await insertSink(api.pool, api);
+    const before = await views(sinkId);
+    expect(before.roller.upkeep).toEqual({ last_at: null, last_outcome: null });
+    expect(before.sink.upkeep).toEqual({ last_run: null });
+    const { lease_id } = Lease.parse((await lease(sinkId, 'roller-a')).body);
+
+    const first = await post(sinkId, { lease_id, ...done });
+    expect(first.status, first.text).toBe(200);
+    const result = UpkeepReportResult.parse(first.body);
+    expect(result).toMatchObject({ sink_id: sinkId, outcome: 'done', started_at: startedAt, replayed: false });
+
+    const after = await recorded(sinkId);
+    const { started_at: _, ...figures } = done;
+    expect(after.runs).toHaveLength(1);
+    expect(after.runs[0]).toMatchObject({ id: result.upkeep_id, lease_id, roller_id: 'roller-a', outcome: 'done', report: figures });
+    expect(after.audits.map((a) => a.details)).toEqual([{ upkeep_id: result.upkeep_id, roller_id: 'roller-a', ...done }]);
+
+    const { asOf, roller, sink } = await views(sinkId);
+    expect(roller.upkeep).toEqual({ last_at: result.recorded_at, last_outcome: 'done' });
+    expect(Date.parse(asOf) - Date.parse(result.recorded_at)).toBeLessThan(60_000);
+    expect(sink.upkeep.last_run).toEqual({
+      at: result.recorded_at,
+      outcome: 'done',
+      seconds: 4.25,
+      files_before: 120,
+      files_after: 4,
+      manifests_before: 30,
+      manifests_after: 2,
+      expired_snapshots: 5,
+      rewritten_bytes: 12_582_912,
+      snapshots_kept: 20,
+      error: null,
+    });
+    const listed = SinkList.parse((await call(api.app, 'GET', '/v1/sinks', { key: api.adminKey })).body).sinks.find((s) => s.id === sinkId)!;
+    expect(listed.upkeep).toEqual(sink.upkeep);
+
+    // The same report again (a retry after a lost answer), its keys in another order: the first answer.
+    const reordered = Object.fromEntries(Object.entries({ lease_id, ...done }).reverse());
+    for (const replay of [{ lease_id, ...done }, reordered]) {
+      const res = await post(sinkId, replay);
+      expect(res.status, res.text).toBe(200);
+      expect(res.body).toEqual({ ...first.body, replayed: true });
+    }
+    // Other figures under the same start are refused.
+    const changed = await post(sinkId, { lease_id, ...done, snapshots_kept: 19 });
+    expect(changed.status).toBe(409);
+    expect(changed.body.error).toMatchObject({ code: 'upkeep_conflict', upkeep: { upkeep_id: result.upkeep_id, outcome: 'done' } });
+    expect(await recorded(sinkId)).toEqual(after);
+  });
+
+  it('keeps the run that started last as the last upkeep, failures included', async () => {
+    const sinkId = await insertSink(api.pool, api);
+    const { lease_id } = Lease.parse((await lease(sinkId, 'roller-a')).body);
+    const fail = await post(sinkId, { lease_id, ...failed });
+    expect(fail.status, fail.text).toBe(200);
+    const { roller, sink } = await views(sinkId);
+    expect(roller.upkeep).toEqual({ last_at: fail.body.recorded_at, last_outcome: 'failed' });
+    expect(sink.upkeep.last_run).toMatchObject({ outcome: 'failed', files_before: 4, files_after: 4, error: failed.error });
+
+    // The first report of a run that started earlier, arriving late: recorded and audited, not the last.
+    const late = await post(sinkId, { lease_id, ...done });
+    expect(late.status, late.text).toBe(200);
+    const state = await recorded(sinkId);
+    expect(state.runs.map((r) => r.outcome)).toEqual(['done', 'failed']);
+    expect(state.audits.map((a) => a.details.outcome)).toEqual(['failed', 'done']);
+    expect((await views(sinkId)).sink.upkeep.last_run).toEqual(sink.upkeep.last_run);
+  });
+
+  it("refuses a lease that is not the caller's, an unknown sink and bad bodies, recording nothing", async () => {
+    const sinkId = await insertSink(api.pool, api);
+    const { lease_id } = Lease.parse((await lease(sinkId, 'roller-a')).body);
+    const stranger = await post(sinkId, { ...done, lease_id: '00000000-0000-4000-8000-000000000000' });
+    expect(stranger.status).toBe(409);
+    expect(stranger.body.error).toMatchObject({ code: 'lease_lost', holder: { roller_id: 'roller-a' } });
+
+    // The lease expires and another roller takes it: the old holder's report is refused.
+    await query(api.pool, `UPDATE sink_leases SET expires_at = now() - interval '1 second' WHERE sink_id = $1`, [sinkId]);
+    expect((await lease(sinkId, 'roller-b')).status).toBe(200);
+    const lost = await post(sinkId, { lease_id, ...done });
+    expect(lost.status).toBe(409);
+    expect(lost.body.error).toMatchObject({ code: 'lease_lost', holder: { roller_id: 'roller-b' } });
+
+    const unknown = await post('snk_000000000000', { lease_id, ...done });
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.error.code).toBe('sink_not_found');
+    for (const bad of [
+      { lease_id, ...done, outcome: 'nothing' },
+      { lease_id, ...failed, error: undefined },
+      { lease_id, ...done, snapshot_ids: [42] },
+      { lease_id, ...done, roll_id: '00000000-0000-4000-8000-000000000000' },
+      { ...done },
+    ]) {
+      const res = await post(sinkId, bad);
+      expect(res.status, JSON.stringify(bad)).toBe(400);
+      expect(res.body.error.code).toBe('invalid_request');
+    }
+    expect(await recorded(sinkId)).toEqual({ runs: [], last_upkeep: null, audits: [] });
+  });
+
+  it('writes the run and its audit event in one transaction: neither without the other', async () => {
+    const sinkId = await insertSink(api.pool, api);
+    const { lease_id } = Lease.parse((await lease(sinkId, 'roller-a')).body);
+    const refuse = `refuse_${suffix()}`;
+    await query(api.pool, `CREATE FUNCTION ${refuse}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused by the test'; END $$`);
+    try {
+      for (const [table, column] of [['audit_events', 'subject'], ['sink_upkeeps', 'sink_id']] as const) {
+        await query(api.pool, `CREATE TRIGGER ${refuse} BEFORE INSERT ON ${table} FOR EACH ROW WHEN (NEW.${column} = '${sinkId}') EXECUTE FUNCTION ${refuse}()`);
+        try {
+          const res = await post(sinkId, { lease_id, ...done });
+          expect(res.status, table).toBe(500);
+          expect(res.body.error.code).toBe('internal_error');
+        } finally {
+          await query(api.pool, `DROP TRIGGER ${refuse} ON ${table}`);
+        }
+        expect(await recorded(sinkId), table).toEqual({ runs: [], last_upkeep: null, audits: [] });
+      }
+    } finally {
+      await query(api.pool, `DROP FUNCTION ${refuse}()`);
+    }
+    // Once the database takes it, the same report is recorded as new.
+    const res = await post(sinkId, { lease_id, ...done });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.replayed).toBe(false);
+    expect((await recorded(sinkId)).audits).toHaveLength(1);
   });
 });

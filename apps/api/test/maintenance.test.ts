@@ -1,6 +1,6 @@
 import { query } from '@tablemere/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Maintenance, maintenanceTasks, pruneLedger, pruneRolls, type MaintenanceTask } from '../src/domain/maintenance.ts';
+import { Maintenance, maintenanceTasks, pruneLedger, pruneRolls, pruneUpkeeps, type MaintenanceTask } from '../src/domain/maintenance.ts';
 import { SecretBox } from '../src/domain/secrets.ts';
 import { insertBatches, insertSink, startInternalTestApi, type InternalTestApi } from './support/internal-harness.ts';
 
@@ -45,6 +45,25 @@ describe('ledger pruning', () => {
     expect(await pruneRolls(api.pool)).toBe(1);
     const left = await query<{ snapshot_id: string }>(api.pool, 'SELECT snapshot_id FROM sink_rolls WHERE sink_id = $1 ORDER BY snapshot_id', [sinkId]);
     expect(left.map((row) => row.snapshot_id)).toEqual(['2', '3']);
+  });
+});
+
+describe('upkeep pruning', () => {
+  it('deletes upkeep runs recorded more than 7 days ago; the sink keeps its last upkeep', async () => {
+    const sinkId = await insertSink(api.pool, api);
+    const lastRun = { at: '2026-11-20T10:00:00.000Z', outcome: 'nothing' };
+    await query(api.pool, 'UPDATE sinks SET last_upkeep = $2 WHERE id = $1', [sinkId, JSON.stringify(lastRun)]);
+    await query(
+      api.pool,
+      `INSERT INTO sink_upkeeps (sink_id, lease_id, roller_id, started_at, outcome, report, created_at) VALUES
+         ($1, gen_random_uuid(), 'r', now() - interval '9 days', 'done', '{}', now() - interval '8 days'),
+         ($1, gen_random_uuid(), 'r', now() - interval '6 days', 'nothing', '{}', now() - interval '6 days')`,
+      [sinkId],
+    );
+    expect(await pruneUpkeeps(api.pool)).toBe(1);
+    const left = await query<{ outcome: string }>(api.pool, 'SELECT outcome FROM sink_upkeeps WHERE sink_id = $1', [sinkId]);
+    expect(left.map((row) => row.outcome)).toEqual(['nothing']);
+    expect((await query<{ last_upkeep: unknown }>(api.pool, 'SELECT last_upkeep FROM sinks WHERE id = $1', [sinkId]))[0]!.last_upkeep).toEqual(lastRun);
   });
 });
 

@@ -151,6 +151,7 @@ describe('GET /v1/sinks and /v1/sinks/{id|name}', () => {
     expect(Date.parse(view.lag.oldest_waiting_at!)).toBeLessThanOrEqual(Date.now());
     expect(view.received).toMatchObject({ batches: 2, rows: 3, bytes: view.lag.bytes_waiting });
     expect(view.received.last_at).not.toBeNull();
+    expect(view.upkeep).toEqual({ last_run: null });
     const byId = await call(api.app, 'GET', `/v1/sinks/${sink.id}`, { key: keys.read });
     expect(byId.body).toEqual(byName.body);
     expect(errorOf(await call(api.app, 'GET', '/v1/sinks/no_such_sink', { key: keys.read }))).toEqual({ status: 404, code: 'sink_not_found' });

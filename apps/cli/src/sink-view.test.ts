@@ -1,6 +1,6 @@
 import type { Sink } from '@tablemere/contracts';
 import { describe, expect, it } from 'vitest';
-import { describeLag, describeRoll, sinkDetails, sinkTable } from './sink-view.ts';
+import { describeLag, describeLastUpkeep, describeRoll, sinkDetails, sinkTable } from './sink-view.ts';
 
 const now = new Date('2026-09-21T12:00:00Z');
 const sink: Sink = {
@@ -16,6 +16,21 @@ const sink: Sink = {
   received: { batches: 14, rows: 1_000_000, bytes: 206_464_204, last_at: '2026-09-21T11:59:50Z' },
   last_roll: { at: '2026-09-21T11:57:00Z', batches: 4, rows: 12_000, rejected_rows: 3, snapshot_id: '2157400381618988528', seconds: 1.84 },
   rejects: { rows_total: 3, batches_with_rejects: 1, last_at: '2026-09-21T11:57:00Z', prefix: 's3://intake/_sink/snk_0123456789ab/rejects/' },
+  upkeep: {
+    last_run: {
+      at: '2026-09-21T11:00:00.000Z',
+      outcome: 'done',
+      seconds: 4.21,
+      files_before: 120,
+      files_after: 4,
+      manifests_before: 30,
+      manifests_after: 2,
+      expired_snapshots: 5,
+      rewritten_bytes: 12 * 1024 * 1024,
+      snapshots_kept: 20,
+      error: null,
+    },
+  },
   created_at: '2026-09-21T10:00:00Z',
   deleted_at: null,
 };
@@ -33,20 +48,33 @@ describe('sink views', () => {
   it('shows a sink as labelled lines', () => {
     expect(sinkDetails(sink, now)).toEqual([
       'sink events_in (snk_0123456789ab)',
-      '  table       garden.events in catalog garden',
-      '  state       active',
-      '  ingest URL  http://127.0.0.1:8787/v1/sinks/snk_0123456789ab',
-      '  roll        every 5 min, or once 64.0 MiB wait, or at 1,000 batches',
-      '  waiting     2 batches (1.2 MiB), 42 s behind',
-      '  received    14 batches, 1,000,000 rows, 196.9 MiB; last 10 s ago',
-      '  last roll   3 min ago: 4 batches, 12,000 rows, 3 rows rejected, snapshot 2157400381618988528, took 1.8 s',
-      '  rejects     3 rows in 1 batch, last 3 min ago; see: tablemere sink rejects events_in',
-      '  created     2026-09-21 10:00:00Z (2 h ago)',
+      '  table        garden.events in catalog garden',
+      '  state        active',
+      '  ingest URL   http://127.0.0.1:8787/v1/sinks/snk_0123456789ab',
+      '  roll         every 5 min, or once 64.0 MiB wait, or at 1,000 batches',
+      '  waiting      2 batches (1.2 MiB), 42 s behind',
+      '  received     14 batches, 1,000,000 rows, 196.9 MiB; last 10 s ago',
+      '  last roll    3 min ago: 4 batches, 12,000 rows, 3 rows rejected, snapshot 2157400381618988528, took 1.8 s',
+      '  rejects      3 rows in 1 batch, last 3 min ago; see: tablemere sink rejects events_in',
+      '  last upkeep  1 h ago: done, data files 120 -> 4, manifests 30 -> 2, 12.0 MiB rewritten, 5 snapshots expired, 20 kept, took 4.2 s',
+      '  created      2026-09-21 10:00:00Z (2 h ago)',
     ]);
-    const fresh = sinkDetails({ ...sink, last_roll: null, rejects: { ...sink.rejects, rows_total: 0 }, state: 'deleted', deleted_at: '2026-09-21T11:59:00Z' }, now);
-    expect(fresh).toContain('  last roll   none yet');
-    expect(fresh).toContain('  rejects     none');
-    expect(fresh.at(-1)).toBe('  deleted     2026-09-21 11:59:00Z (1 min ago)');
+    const fresh = sinkDetails(
+      { ...sink, last_roll: null, rejects: { ...sink.rejects, rows_total: 0 }, upkeep: { last_run: null }, state: 'deleted', deleted_at: '2026-09-21T11:59:00Z' },
+      now,
+    );
+    expect(fresh).toContain('  last roll    none yet');
+    expect(fresh).toContain('  rejects      none');
+    expect(fresh).toContain('  last upkeep  none yet');
+    expect(fresh.at(-1)).toBe('  deleted      2026-09-21 11:59:00Z (1 min ago)');
+  });
+
+  it('puts an upkeep that found nothing to do, or failed, in words', () => {
+    const run = sink.upkeep.last_run!;
+    const quiet = { ...run, outcome: 'nothing' as const, files_before: 1, files_after: 1, manifests_before: 1, manifests_after: 1, expired_snapshots: 0, rewritten_bytes: 0, snapshots_kept: 3, seconds: 0.3 };
+    expect(describeLastUpkeep(quiet, now)).toBe('1 h ago: nothing to do (1 data file, 1 manifest, 3 snapshots kept), took 0.3 s');
+    const failed = { ...quiet, outcome: 'failed' as const, at: '2026-09-21T11:59:30Z', error: { code: 'commit_conflict', message: 'the table changed 5 times' } };
+    expect(describeLastUpkeep(failed, now)).toBe('30 s ago: failed (commit_conflict: the table changed 5 times), took 0.3 s');
   });
 
   it('lists sinks as a table', () => {

@@ -1,5 +1,5 @@
 import type { Sink } from '@tablemere/contracts';
-import { ago, plural, size, span, when } from './human.ts';
+import { ago, count, plural, size, span, when } from './human.ts';
 import { columns } from './output.ts';
 
 /** The roll policy in words: `every 5 min, or once 64.0 MiB wait, or at 1,000 batches`. */
@@ -24,6 +24,25 @@ function describeLastRoll(last: Sink['last_roll'], now: Date): string {
   return (
     `${ago(last.at, now)}: ${plural(last.batches, 'batch', 'batches')}, ${plural(last.rows, 'row')}, ` +
     `${plural(last.rejected_rows, 'row')} rejected, ${snapshot}, took ${last.seconds.toFixed(1)} s`
+  );
+}
+
+/**
+ * The newest table upkeep: `1 h ago: done, data files 120 -> 4, manifests 30 -> 2, 12.0 MiB
+ * rewritten, 5 snapshots expired, 20 kept, took 4.2 s`; a failed one says why instead.
+ */
+export function describeLastUpkeep(last: Sink['upkeep']['last_run'], now: Date): string {
+  if (last === null) return 'none yet';
+  const took = `took ${last.seconds.toFixed(1)} s`;
+  if (last.error !== null) return `${ago(last.at, now)}: failed (${last.error.code}: ${last.error.message}), ${took}`;
+  const kept = `${plural(last.snapshots_kept, 'snapshot')} kept`;
+  if (last.outcome === 'nothing') {
+    return `${ago(last.at, now)}: nothing to do (${plural(last.files_after, 'data file')}, ${plural(last.manifests_after, 'manifest')}, ${kept}), ${took}`;
+  }
+  return (
+    `${ago(last.at, now)}: ${last.outcome}, data files ${count(last.files_before)} -> ${count(last.files_after)}, ` +
+    `manifests ${count(last.manifests_before)} -> ${count(last.manifests_after)}, ${size(last.rewritten_bytes)} rewritten, ` +
+    `${plural(last.expired_snapshots, 'snapshot')} expired, ${count(last.snapshots_kept)} kept, ${took}`
   );
 }
 
@@ -54,6 +73,7 @@ export function sinkDetails(sink: Sink, now: Date): string[] {
         ['received', describeReceived(sink.received, now)],
         ['last roll', describeLastRoll(sink.last_roll, now)],
         ['rejects', describeRejects(sink, now)],
+        ['last upkeep', describeLastUpkeep(sink.upkeep.last_run, now)],
         ['created', when(sink.created_at, now)],
         ...(sink.deleted_at === null ? [] : [['deleted', when(sink.deleted_at, now)]]),
       ],

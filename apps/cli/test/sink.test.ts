@@ -7,6 +7,7 @@ import { promisify } from 'node:util';
 import { BatchStatus, DeletedSink, PendingRows, RejectedRow, Sink, SinkList } from '@tablemere/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { repoRoot, stackEnv } from '../../../tests/support/stack.ts';
+import { InternalApi } from '../../roller/src/internal-api.ts';
 import { KeyFile } from '../src/key-file.ts';
 import { startTestApi, type TestApi } from './support/api.ts';
 import { dropNamespace } from './support/catalog.ts';
@@ -256,8 +257,9 @@ describe('watching a sink', () => {
     const got = ok(await tablemere(['sink', 'get', 'events_in'])).stdout;
     expect(got).toContain(`sink events_in (${sinkId})\n`);
     expect(got).toMatch(new RegExp(`\\n  table\\s+${namespace}\\.events in catalog ${api.warehouse}\\n`));
-    expect(got).toMatch(/\n {2}waiting\s+5 batches \(4\d\.\d MiB\), \d+ (s|min) behind\n/);
+    expect(got).toMatch(/\n {2}waiting\s+5 batches \(4\d\.\d MiB\), \d+ (s|min)( \d+ s)? behind\n/);
     expect(got).toMatch(/\n {2}last roll\s+none yet\n/);
+    expect(got).toMatch(/\n {2}last upkeep\s+none yet\n/);
     expect(got).toMatch(/\n {2}created\s+\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ \((just now|\d+ (s|min) ago)\)\n/);
 
     const list = ok(await tablemere(['sink', 'list', api.warehouse])).stdout.trimEnd().split('\n');
@@ -315,6 +317,43 @@ describe('after the roll', () => {
     const future = await tablemere(['sink', 'rejects', 'events_in', '--since', '2099-01-01T00:00:00Z']);
     expect([future.code, future.stdout, future.stderr]).toEqual([0, '', 'no rejects since 2099-01-01T00:00:00Z\n']);
     expect(ok(await tablemere(['sink', 'get', 'events_in'])).stdout).toMatch(/\n {2}rejects\s+4 rows in 1 batch, last .*; see: tablemere sink rejects events_in\n/);
+  });
+});
+
+describe('after an upkeep', () => {
+  it('get shows the last upkeep as the roller reported it, and --json has it', async () => {
+    const internal = new InternalApi({ url: api.internalUrl, secret: api.bootstrapSecret });
+    const { lease_id } = await internal.lease(sinkId, { roller_id: 'cli-test', ttl_seconds: 60 });
+    const result = await internal.reportUpkeep(sinkId, {
+      lease_id,
+      started_at: new Date().toISOString(),
+      seconds: 2.5,
+      outcome: 'done',
+      snapshot_ids: ['1234'],
+      files: { data_before: 7, data_after: 1, manifests_before: 7, manifests_after: 1 },
+      rewritten: { files: 7, bytes: 3 * 1024 * 1024, rows: 1000 },
+      expired_snapshots: 2,
+      deleted_files: { data: 0, manifests: 2, manifest_lists: 2 },
+      snapshots_kept: 5,
+    });
+    await internal.releaseLease(sinkId, lease_id);
+    expect(result).toMatchObject({ sink_id: sinkId, outcome: 'done', replayed: false });
+
+    const got = ok(await tablemere(['sink', 'get', 'events_in'])).stdout;
+    expect(got).toMatch(/\n {2}last upkeep\s+(just now|\d+ s ago): done, data files 7 -> 1, manifests 7 -> 1, 3\.0 MiB rewritten, 2 snapshots expired, 5 kept, took 2\.5 s\n/);
+    expect((await sinkJson('events_in')).upkeep.last_run).toEqual({
+      at: result.recorded_at,
+      outcome: 'done',
+      seconds: 2.5,
+      files_before: 7,
+      files_after: 1,
+      manifests_before: 7,
+      manifests_after: 1,
+      expired_snapshots: 2,
+      rewritten_bytes: 3 * 1024 * 1024,
+      snapshots_kept: 5,
+      error: null,
+    });
   });
 });
 

@@ -1,12 +1,16 @@
 /**
- * The operator command: one roll now, then exit. Same pipeline, lease and reports as the
- * service; the policy is not consulted for a named sink (that is the point: drain it now).
+ * The operator commands: one roll, or one upkeep run, now, then exit. Same pipeline, lease
+ * and reports as the service; the policy is not consulted for a named sink (that is the
+ * point: drain it, or tidy its table, now).
  *
  *   node --import tsx apps/roller/src/cli.ts roll <sink_id>
  *   node --import tsx apps/roller/src/cli.ts roll --all-due
+ *   node --import tsx apps/roller/src/cli.ts upkeep <sink_id>
+ *   node --import tsx apps/roller/src/cli.ts upkeep --all-due
  *
- * Prints one JSON line per sink. Exit codes: 0 every roll finished (committed, empty or
- * idle), 1 a roll failed, 2 bad usage or configuration, 3 another roller holds a lease.
+ * Prints one JSON line per sink. Exit codes: 0 every run finished (a roll committed, empty or
+ * idle; an upkeep that committed or had nothing to do), 1 a run failed, 2 bad usage or
+ * configuration, 3 another roller holds a lease.
  */
 import { Command, CommanderError } from 'commander';
 import type { InternalSink } from '@tablemere/contracts';
@@ -15,19 +19,36 @@ import { createRollDeps } from './deps.ts';
 import { createLogger } from './log.ts';
 import { RollerMetrics } from './metrics.ts';
 import { dueReasons } from './roll/policy.ts';
-import { rollSink, type SinkRollSummary, summaryJson } from './run-sink.ts';
+import { rollSink, type SinkRollSummary, type SinkUpkeepSummary, summaryJson, upkeepSink } from './run-sink.ts';
+import { upkeepDue } from './upkeep/policy.ts';
 
 const EXIT = { ok: 0, failed: 1, usage: 2, busy: 3 } as const;
 
-function print(summary: SinkRollSummary): void {
+type Summary = SinkRollSummary | SinkUpkeepSummary;
+
+function print(summary: Summary): void {
   process.stdout.write(`${JSON.stringify(summaryJson(summary))}\n`);
 }
 
-async function roll(sinkId: string | undefined, options: { allDue?: boolean }): Promise<number> {
+/** What each command runs on a sink, and which sinks `--all-due` means for it. */
+const JOBS = {
+  roll: {
+    run: rollSink,
+    due: (sink: InternalSink, now: Date) => dueReasons(sink.policy, sink.pending, now).length > 0,
+  },
+  upkeep: {
+    run: upkeepSink,
+    // --all-due with upkeep off in the loop still means the hourly rule.
+    due: (sink: InternalSink, now: Date, intervalSeconds: number) => upkeepDue(sink, now, intervalSeconds || 3600),
+  },
+} as const;
+
+async function runJob(command: keyof typeof JOBS, sinkId: string | undefined, options: { allDue?: boolean }): Promise<number> {
   if ((sinkId === undefined) === !options.allDue) {
-    process.stderr.write('roll: name one sink id, or pass --all-due\n');
+    process.stderr.write(`${command}: name one sink id, or pass --all-due\n`);
     return EXIT.usage;
   }
+  const job = JOBS[command];
   const config = loadConfig(process.env);
   // Logs go to stderr: stdout carries the summaries.
   const log = createLogger({ level: config.logLevel, destination: process.stderr });
@@ -37,28 +58,28 @@ async function roll(sinkId: string | undefined, options: { allDue?: boolean }): 
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
   try {
-    const list = await deps.api.listSinks(options.allDue ? { due: true } : {});
+    const list = await deps.api.listSinks(options.allDue && command === 'roll' ? { due: true } : {});
     if (!list.enabled) {
-      process.stderr.write('roll: sinks are disabled on this API (AL_SINKS_ENABLED=false); nothing to do\n');
+      process.stderr.write(`${command}: sinks are disabled on this API (AL_SINKS_ENABLED=false); nothing to do\n`);
       return EXIT.ok;
     }
     let sinks: InternalSink[];
     if (sinkId !== undefined) {
       const sink = list.sinks.find((s) => s.id === sinkId);
       if (!sink) {
-        process.stderr.write(`roll: no live sink ${sinkId}\n`);
+        process.stderr.write(`${command}: no live sink ${sinkId}\n`);
         return EXIT.usage;
       }
       sinks = [sink];
     } else {
       const now = new Date(list.as_of);
-      sinks = list.sinks.filter((s) => dueReasons(s.policy, s.pending, now).length > 0);
+      sinks = list.sinks.filter((s) => job.due(s, now, config.upkeep.intervalSeconds));
     }
-    const summaries: SinkRollSummary[] = [];
+    const summaries: Summary[] = [];
     let next = 0;
     const worker = async () => {
       while (next < sinks.length && !stop.signal.aborted) {
-        const summary = await rollSink(deps, sinks[next++]!, { rollerId: config.rollerId, leaseSeconds: config.leaseSeconds, stop: stop.signal });
+        const summary = await job.run(deps, sinks[next++]!, { rollerId: config.rollerId, leaseSeconds: config.leaseSeconds, stop: stop.signal });
         print(summary);
         summaries.push(summary);
       }
@@ -86,7 +107,15 @@ async function main(argv: string[]): Promise<number> {
     .argument('[sink_id]', 'the sink to roll, snk_…')
     .option('--all-due', 'roll every sink whose policy says it is due')
     .action(async (sinkId: string | undefined, options: { allDue?: boolean }) => {
-      code = await roll(sinkId, options);
+      code = await runJob('roll', sinkId, options);
+    });
+  program
+    .command('upkeep')
+    .description("tidy one sink's table now (compact small files, expire old snapshots), or every sink due for it, then exit")
+    .argument('[sink_id]', 'the sink whose table to tidy, snk_…')
+    .option('--all-due', 'every sink whose table is due for upkeep')
+    .action(async (sinkId: string | undefined, options: { allDue?: boolean }) => {
+      code = await runJob('upkeep', sinkId, options);
     });
   try {
     await program.parseAsync(argv);

@@ -32,6 +32,16 @@ const Env = z
     TABLEMERE_ROLLER_REJECTS_RETENTION_SECONDS: WholeSeconds.default(7 * 24 * 3600),
     /** Rejects of one sink are swept at most this often (per process). */
     TABLEMERE_ROLLER_SWEEP_SECONDS: Seconds.default(3600),
+    /** Upkeep of each sink's table at most this often, after it rolled; 0 leaves upkeep to the operator command. */
+    TABLEMERE_ROLLER_UPKEEP_SECONDS: z.coerce.number().int().min(0).default(3600),
+    /** Snapshots of main kept by upkeep's expiry (the table property history.expire.min-snapshots-to-keep may raise it). */
+    TABLEMERE_ROLLER_UPKEEP_KEEP_SNAPSHOTS: z.coerce.number().int().min(1).default(20),
+    /** Snapshots younger than this are never expired: a reader may still be planning a scan on one. */
+    TABLEMERE_ROLLER_UPKEEP_MIN_SNAPSHOT_AGE_SECONDS: z.coerce.number().int().min(0).default(600),
+    /** Compaction's target file size; unset: the table's write.target-file-size-bytes (Iceberg's default 512 MiB). */
+    TABLEMERE_ROLLER_UPKEEP_TARGET_FILE_BYTES: z.coerce.number().int().min(1024).optional(),
+    /** Fewer small data files than this are left alone. */
+    TABLEMERE_ROLLER_UPKEEP_MIN_INPUT_FILES: z.coerce.number().int().min(2).default(2),
     /** Test hook: SIGKILL this process when a roll reaches the named point. */
     TABLEMERE_ROLLER_CRASH_AT: z.enum(CRASH_POINTS).optional(),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace']).default('info'),
@@ -57,8 +67,18 @@ export interface RollerConfig {
   shutdownSeconds: number;
   rejectsRetentionSeconds: number;
   sweepSeconds: number;
+  upkeep: UpkeepSettings;
   crashAt: (typeof CRASH_POINTS)[number] | undefined;
   logLevel: string;
+}
+
+export interface UpkeepSettings {
+  /** 0: the loop never starts upkeep (the operator command still runs it). */
+  intervalSeconds: number;
+  keepSnapshots: number;
+  minSnapshotAgeMs: number;
+  targetFileBytes: number | undefined;
+  minInputFiles: number;
 }
 
 export class ConfigError extends Error {
@@ -92,6 +112,13 @@ export function loadConfig(env: Record<string, string | undefined>): Readonly<Ro
     shutdownSeconds: e.TABLEMERE_ROLLER_SHUTDOWN_SECONDS,
     rejectsRetentionSeconds: e.TABLEMERE_ROLLER_REJECTS_RETENTION_SECONDS,
     sweepSeconds: e.TABLEMERE_ROLLER_SWEEP_SECONDS,
+    upkeep: {
+      intervalSeconds: e.TABLEMERE_ROLLER_UPKEEP_SECONDS,
+      keepSnapshots: e.TABLEMERE_ROLLER_UPKEEP_KEEP_SNAPSHOTS,
+      minSnapshotAgeMs: e.TABLEMERE_ROLLER_UPKEEP_MIN_SNAPSHOT_AGE_SECONDS * 1000,
+      targetFileBytes: e.TABLEMERE_ROLLER_UPKEEP_TARGET_FILE_BYTES,
+      minInputFiles: e.TABLEMERE_ROLLER_UPKEEP_MIN_INPUT_FILES,
+    },
     crashAt: e.TABLEMERE_ROLLER_CRASH_AT,
     logLevel: e.LOG_LEVEL,
   };

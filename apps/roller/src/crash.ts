@@ -1,6 +1,6 @@
 /**
  * A test-only fault hook: with TABLEMERE_ROLLER_CRASH_AT=<point> the process SIGKILLs itself
- * the first time a roll reaches that point, so tests can prove a roll is safe to die anywhere.
+ * the first time a roll (or an upkeep run) reaches that point, so tests can prove a roll is safe to die anywhere.
  * Unset, every check is one comparison with undefined.
  */
 export const CRASH_POINTS = [
@@ -18,6 +18,14 @@ export const CRASH_POINTS = [
   'before-report',
   /** The report sent, the lease not released. */
   'after-report',
+  /** Upkeep: the compacted data files written, the replace snapshot not committed. */
+  'upkeep-before-compact-commit',
+  /** Upkeep: the replace snapshot committed, nothing expired. */
+  'upkeep-after-compact-commit',
+  /** Upkeep: the expiry planned, not committed. */
+  'upkeep-before-expire-commit',
+  /** Upkeep: snapshots expired and their files deleted, the run not reported. */
+  'upkeep-before-report',
 ] as const;
 
 export type CrashPoint = (typeof CRASH_POINTS)[number];

@@ -34,6 +34,7 @@ export function createRollDeps(config: Readonly<RollerConfig>, log: Logger, metr
     settings: {
       rejectsRetentionSeconds: config.rejectsRetentionSeconds,
       leaseMarginMs: Math.min(30_000, (config.leaseSeconds * 1000) / 4),
+      upkeep: config.upkeep,
     },
     close: () => s3.destroy(),
   };

@@ -7,17 +7,19 @@ import {
   RollList,
   RollReportResult,
   SinkStateResult,
+  UpkeepReportResult,
   type LeaseRequest,
   type RollIntentRequest,
   type RollReport,
   type RollState,
   type SinkStateRequest,
+  type UpkeepReport,
 } from '@tablemere/contracts';
 import type { z } from 'zod';
 
 /**
  * What went wrong talking to the internal API, as a closed set. `code` is the API's error
- * code when it answered with one (lease_held, lease_lost, roll_conflict, sink_not_found, ...).
+ * code when it answered with one (lease_held, lease_lost, roll_conflict, upkeep_conflict, sink_not_found, ...).
  */
 export type InternalApiErrorKind =
   /** No answer, a timeout, or a 5xx: the same call may work later. */
@@ -103,6 +105,10 @@ export class InternalApi {
 
   report(sinkId: string, report: RollReport) {
     return this.call('POST', `${sinkPath(sinkId)}/roll`, report, RollReportResult);
+  }
+
+  reportUpkeep(sinkId: string, report: UpkeepReport) {
+    return this.call('POST', `${sinkPath(sinkId)}/upkeep`, report, UpkeepReportResult);
   }
 
   setState(sinkId: string, request: SinkStateRequest) {

@@ -30,6 +30,7 @@ async function main(): Promise<void> {
     concurrency: config.concurrency,
     tickSeconds: config.tickSeconds,
     surveySeconds: config.surveySeconds,
+    upkeepSeconds: config.upkeep.intervalSeconds,
   });
 
   const server = createServer((req, res) => {
@@ -57,6 +58,7 @@ async function main(): Promise<void> {
       tick_seconds: config.tickSeconds,
       concurrency: config.concurrency,
       lease_seconds: config.leaseSeconds,
+      upkeep_seconds: config.upkeep.intervalSeconds,
       ...(config.crashAt ? { crash_at: config.crashAt } : {}),
     },
     `tablemere roller ${config.rollerId} started; rolling through ${config.api.url}`,

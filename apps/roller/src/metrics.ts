@@ -51,6 +51,45 @@ export class RollerMetrics {
     registers: [this.registry],
   });
   readonly inFlight = new Gauge({ name: 'tablemere_roller_rolls_in_flight', help: 'Rolls running now', registers: [this.registry] });
+  readonly upkeeps = new Counter({
+    name: 'tablemere_roller_upkeeps_total',
+    help: 'Upkeep runs by outcome (done: something committed, nothing: the table needed nothing, failed)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly upkeepSeconds = new Histogram({
+    name: 'tablemere_roller_upkeep_duration_seconds',
+    help: 'Wall time of one upkeep run, lease to report',
+    buckets: [0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600],
+    registers: [this.registry],
+  });
+  readonly upkeepRewritten = new Counter({
+    name: 'tablemere_roller_upkeep_rewritten_files_total',
+    help: 'Small data files compacted by upkeep',
+    registers: [this.registry],
+  });
+  readonly upkeepRewrittenBytes = new Counter({
+    name: 'tablemere_roller_upkeep_rewritten_bytes_total',
+    help: 'Bytes of the data files compacted by upkeep',
+    registers: [this.registry],
+  });
+  readonly upkeepExpired = new Counter({
+    name: 'tablemere_roller_upkeep_expired_snapshots_total',
+    help: 'Snapshots expired by upkeep',
+    registers: [this.registry],
+  });
+  readonly upkeepDeletedFiles = new Counter({
+    name: 'tablemere_roller_upkeep_deleted_files_total',
+    help: 'Files no kept snapshot reached, deleted by upkeep, by kind (data, manifest, manifest_list)',
+    labelNames: ['kind'] as const,
+    registers: [this.registry],
+  });
+  readonly tableFiles = new Gauge({
+    name: 'tablemere_roller_table_files',
+    help: "Files in the head of each sink's table after its last upkeep, by kind (data, manifest)",
+    labelNames: ['sink', 'kind'] as const,
+    registers: [this.registry],
+  });
 
   constructor(options: { processMetrics?: boolean } = {}) {
     if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry });

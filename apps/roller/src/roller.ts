@@ -1,7 +1,8 @@
 import type { InternalSink } from '@tablemere/contracts';
 import type { RollDeps } from './roll/context.ts';
 import { dueReasons } from './roll/policy.ts';
-import { rollSink, type SinkRollSummary } from './run-sink.ts';
+import { rollSink, type SinkRollSummary, upkeepSink } from './run-sink.ts';
+import { upkeepDue } from './upkeep/policy.ts';
 
 export interface RollerOptions {
   rollerId: string;
@@ -9,6 +10,8 @@ export interface RollerOptions {
   concurrency: number;
   tickSeconds: number;
   surveySeconds: number;
+  /** Upkeep of each sink's table at most this often (0: never from the loop). */
+  upkeepSeconds: number;
 }
 
 /** Longest a failing sink waits before it is tried again. */
@@ -18,12 +21,17 @@ const MAX_BACKOFF_MS = 10 * 60_000;
  * The service loop. Every tick asks the API for due sinks (the API decides from the ledger,
  * so idle sinks cost nothing) and starts rolls in free slots, at most `concurrency` at once
  * across ticks; a roll longer than a tick keeps its slot. Every survey lists all sinks for the
- * lag gauges and retries sinks whose table was missing. A failing sink backs off
- * exponentially. `enabled: false` from the API idles the loop.
+ * lag gauges, retries sinks whose table was missing, and queues the sinks due for table
+ * upkeep, which start in slots rolls leave free. A failing sink backs off exponentially; a
+ * failed upkeep waits a whole interval. `enabled: false` from the API idles the loop.
  */
 export class Roller {
   private readonly running = new Map<string, Promise<void>>();
   private readonly backoff = new Map<string, { until: number; failures: number }>();
+  /** Sinks the last survey found due for upkeep, started in slots rolls leave free. */
+  private readonly upkeepQueue = new Map<string, InternalSink>();
+  /** When this process last started an upkeep of each sink: a failing one waits a whole interval. */
+  private readonly upkeepStarted = new Map<string, number>();
   private readonly stopping = new AbortController();
   private timer: NodeJS.Timeout | undefined;
   private lastSurvey = 0;
@@ -67,9 +75,15 @@ export class Roller {
       if (Date.now() - this.lastSurvey >= this.options.surveySeconds * 1000) candidates.push(...(await this.survey()));
       for (const sink of candidates) {
         if (this.running.size >= this.options.concurrency) break;
-        if (this.running.has(sink.id) || this.backedOff(sink.id)) continue;
-        if (sink.lease !== null && sink.lease.roller_id !== this.options.rollerId) continue;
+        if (!this.free(sink)) continue;
         this.launch(sink);
+      }
+      // Upkeep only in slots rolls leave free: a lagging sink matters more than a slow scan.
+      for (const sink of this.upkeepQueue.values()) {
+        if (this.running.size >= this.options.concurrency) break;
+        if (!this.free(sink)) continue;
+        this.upkeepQueue.delete(sink.id);
+        this.launchUpkeep(sink);
       }
     } catch (error) {
       this.deps.log.warn({ err: error }, 'tick failed; trying again next tick');
@@ -94,7 +108,20 @@ export class Roller {
       })),
       true,
     );
+    const now = new Date(list.as_of);
+    const interval = this.options.upkeepSeconds;
+    this.upkeepQueue.clear();
+    for (const sink of list.sinks) {
+      const startedHere = this.upkeepStarted.get(sink.id) ?? 0;
+      if (sink.state === 'active' && upkeepDue(sink, now, interval) && Date.now() - startedHere >= interval * 1000) this.upkeepQueue.set(sink.id, sink);
+    }
     return list.sinks.filter((s) => s.state === 'table_missing' && s.pending.batches > 0);
+  }
+
+  /** Not running here, not backing off, and not leased by another roller. */
+  private free(sink: InternalSink): boolean {
+    if (this.running.has(sink.id) || this.backedOff(sink.id)) return false;
+    return sink.lease === null || sink.lease.roller_id === this.options.rollerId;
   }
 
   private backedOff(sinkId: string): boolean {
@@ -105,6 +132,14 @@ export class Roller {
   private launch(sink: InternalSink): void {
     const run = rollSink(this.deps, sink, { rollerId: this.options.rollerId, leaseSeconds: this.options.leaseSeconds, stop: this.stopping.signal })
       .then((summary) => this.settle(summary))
+      .finally(() => this.running.delete(sink.id));
+    this.running.set(sink.id, run);
+  }
+
+  private launchUpkeep(sink: InternalSink): void {
+    this.upkeepStarted.set(sink.id, Date.now());
+    const run = upkeepSink(this.deps, sink, { rollerId: this.options.rollerId, leaseSeconds: this.options.leaseSeconds, stop: this.stopping.signal })
+      .then(() => undefined)
       .finally(() => this.running.delete(sink.id));
     this.running.set(sink.id, run);
   }

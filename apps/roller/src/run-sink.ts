@@ -4,6 +4,7 @@ import { isApiRefusal } from './internal-api.ts';
 import { SinkLease } from './lease.ts';
 import type { RollDeps, RollContext } from './roll/context.ts';
 import { runRoll, type RollResult } from './roll/pipeline.ts';
+import { runUpkeep, type UpkeepResult, upkeepJson } from './upkeep/pipeline.ts';
 
 export interface SinkRollOptions {
   rollerId: string;
@@ -19,12 +20,17 @@ export type SinkRollSummary =
   | { sink: string; status: 'busy'; holder: string | null }
   | { sink: string; status: 'failed'; reason: FailureReason; message: string; seconds: number };
 
+/** What running a job under a sink's lease came to: its value, or why it did not run or finish. */
+type LeasedOutcome<T> =
+  | { status: 'done'; value: T; seconds: number; phases: Record<string, number> }
+  | { status: 'busy'; holder: string | null }
+  | { status: 'failed'; error: unknown; seconds: number };
+
 /**
- * Leases the sink, runs one roll under that lease, and gives the lease back: the unit both
- * the tick loop and the operator command run. Never throws; a failure is a summary with its
- * reason, logged and counted. A missing table marks the sink table_missing.
+ * Leases the sink, runs `job` under that lease with a fresh context, and gives the lease back:
+ * rolls and upkeep runs alike, so the two never overlap on one sink in any process.
  */
-export async function rollSink(deps: RollDeps, sink: InternalSink, options: SinkRollOptions): Promise<SinkRollSummary> {
+async function underLease<T>(deps: RollDeps, sink: InternalSink, options: SinkRollOptions, job: (ctx: RollContext) => Promise<T>): Promise<LeasedOutcome<T>> {
   const log = deps.log.child({ sink: sink.id });
   const started = Date.now();
   const seconds = () => (Date.now() - started) / 1000;
@@ -32,10 +38,9 @@ export async function rollSink(deps: RollDeps, sink: InternalSink, options: Sink
   try {
     lease = await SinkLease.acquire(deps.api, sink.id, options.rollerId, options.leaseSeconds, log);
   } catch (error) {
-    return failed(deps, log, sink.id, error, seconds());
+    return { status: 'failed', error, seconds: seconds() };
   }
-  if (lease === undefined) return { sink: sink.id, status: 'busy', holder: sink.lease?.roller_id ?? null };
-
+  if (lease === undefined) return { status: 'busy', holder: sink.lease?.roller_id ?? null };
   deps.metrics.inFlight.inc();
   const ctx: RollContext = {
     sink,
@@ -48,48 +53,101 @@ export async function rollSink(deps: RollDeps, sink: InternalSink, options: Sink
     phases: {},
   };
   try {
-    const result = await runRoll(ctx);
-    const took = seconds();
-    deps.metrics.rollSeconds.observe({ outcome: result.outcome }, took);
-    deps.metrics.rolls.inc({ outcome: result.outcome });
-    deps.metrics.rows.inc(result.rows);
-    deps.metrics.batches.inc(result.batches);
-    for (const [reason, n] of Object.entries(result.reasons)) deps.metrics.rejects.inc({ reason }, n);
-    if (result.left === 0) deps.metrics.setLag([{ id: sink.id, batches: 0, seconds: 0 }], false);
-    log.info(
-      {
-        outcome: result.outcome,
-        batches: result.batches,
-        rows: result.rows,
-        rejected_rows: result.rejected,
-        reasons: result.reasons,
-        snapshot_id: result.snapshotId?.toString() ?? null,
-        attempts: result.attempts,
-        seconds: took,
-        settled: result.settled,
-        abandoned: result.abandoned,
-        left: result.left,
-        swept: result.swept,
-        phases_ms: roundedPhases(ctx.phases),
-      },
-      result.outcome === 'committed' ? `roll committed ${result.rows} rows from ${result.batches} batches` : `roll ${result.outcome}`,
-    );
-    return { sink: sink.id, status: 'rolled', seconds: took, phases: roundedPhases(ctx.phases), ...result };
+    const value = await job(ctx);
+    return { status: 'done', value, seconds: seconds(), phases: roundedPhases(ctx.phases) };
   } catch (error) {
     if (error instanceof RollError && error.reason === 'table_missing') await markTableMissing(ctx, error);
-    return failed(deps, log, sink.id, error, seconds());
+    return { status: 'failed', error, seconds: seconds() };
   } finally {
     deps.metrics.inFlight.dec();
     await lease.release();
   }
 }
 
+/**
+ * Leases the sink, runs one roll under that lease, and gives the lease back: the unit both
+ * the tick loop and the operator command run. Never throws; a failure is a summary with its
+ * reason, logged and counted. A missing table marks the sink table_missing.
+ */
+export async function rollSink(deps: RollDeps, sink: InternalSink, options: SinkRollOptions): Promise<SinkRollSummary> {
+  const outcome = await underLease(deps, sink, options, runRoll);
+  if (outcome.status === 'busy') return { sink: sink.id, status: 'busy', holder: outcome.holder };
+  const log = deps.log.child({ sink: sink.id });
+  if (outcome.status === 'failed') {
+    const summary = failed(log, sink.id, outcome.error, outcome.seconds);
+    deps.metrics.failed(summary.reason);
+    deps.metrics.rolls.inc({ outcome: 'failed' });
+    deps.metrics.rollSeconds.observe({ outcome: 'failed' }, outcome.seconds);
+    return summary;
+  }
+  const { value: result, seconds: took, phases } = outcome;
+  deps.metrics.rollSeconds.observe({ outcome: result.outcome }, took);
+  deps.metrics.rolls.inc({ outcome: result.outcome });
+  deps.metrics.rows.inc(result.rows);
+  deps.metrics.batches.inc(result.batches);
+  for (const [reason, n] of Object.entries(result.reasons)) deps.metrics.rejects.inc({ reason }, n);
+  if (result.left === 0) deps.metrics.setLag([{ id: sink.id, batches: 0, seconds: 0 }], false);
+  log.info(
+    {
+      outcome: result.outcome,
+      batches: result.batches,
+      rows: result.rows,
+      rejected_rows: result.rejected,
+      reasons: result.reasons,
+      snapshot_id: result.snapshotId?.toString() ?? null,
+      attempts: result.attempts,
+      seconds: took,
+      settled: result.settled,
+      abandoned: result.abandoned,
+      left: result.left,
+      swept: result.swept,
+      phases_ms: phases,
+    },
+    result.outcome === 'committed' ? `roll committed ${result.rows} rows from ${result.batches} batches` : `roll ${result.outcome}`,
+  );
+  return { sink: sink.id, status: 'rolled', seconds: took, phases, ...result };
+}
+
+/** What one upkeep run of a sink's table came to. */
+export type SinkUpkeepSummary =
+  | ({ sink: string; status: 'upkept'; seconds: number; phases: Record<string, number> } & UpkeepResult)
+  | { sink: string; status: 'busy'; holder: string | null }
+  | { sink: string; status: 'failed'; reason: FailureReason; message: string; seconds: number };
+
+/**
+ * Leases the sink and runs one upkeep of its table (compaction, expiry) under the same lease a
+ * roll takes. Never throws; logged, counted, and reported to the API even when it failed.
+ */
+export async function upkeepSink(deps: RollDeps, sink: InternalSink, options: SinkRollOptions): Promise<SinkUpkeepSummary> {
+  const outcome = await underLease(deps, sink, options, runUpkeep);
+  if (outcome.status === 'busy') return { sink: sink.id, status: 'busy', holder: outcome.holder };
+  const log = deps.log.child({ sink: sink.id, job: 'upkeep' });
+  if (outcome.status === 'failed') {
+    const summary = failed(log, sink.id, outcome.error, outcome.seconds);
+    deps.metrics.upkeeps.inc({ outcome: 'failed' });
+    deps.metrics.upkeepSeconds.observe(outcome.seconds);
+    return summary;
+  }
+  const { value: result, seconds: took, phases } = outcome;
+  deps.metrics.upkeeps.inc({ outcome: result.outcome });
+  deps.metrics.upkeepSeconds.observe(took);
+  deps.metrics.upkeepRewritten.inc(result.rewritten.files);
+  deps.metrics.upkeepRewrittenBytes.inc(Number(result.rewritten.bytes));
+  deps.metrics.upkeepExpired.inc(result.expiredSnapshots);
+  for (const [kind, n] of Object.entries(result.deletedFiles)) deps.metrics.upkeepDeletedFiles.inc({ kind }, n);
+  deps.metrics.tableFiles.set({ sink: sink.id, kind: 'data' }, result.files.dataAfter);
+  deps.metrics.tableFiles.set({ sink: sink.id, kind: 'manifest' }, result.files.manifestsAfter);
+  log.info({ ...upkeepJson(result), seconds: took, phases_ms: phases }, `upkeep ${result.outcome}`);
+  return { sink: sink.id, status: 'upkept', seconds: took, phases, ...result };
+}
+
 function roundedPhases(phases: Record<string, number>): Record<string, number> {
   return Object.fromEntries(Object.entries(phases).map(([name, ms]) => [name, Math.round(ms)]));
 }
 
-/** A summary as one JSON object with snake_case keys and the snapshot id as a string. */
-export function summaryJson(summary: SinkRollSummary): Record<string, unknown> {
+/** A summary as one JSON object with snake_case keys and snapshot ids as strings. */
+export function summaryJson(summary: SinkRollSummary | SinkUpkeepSummary): Record<string, unknown> {
+  if (summary.status === 'upkept') return { sink: summary.sink, status: summary.status, ...upkeepJson(summary), seconds: summary.seconds, phases_ms: summary.phases };
   if (summary.status !== 'rolled') return { ...summary };
   return {
     sink: summary.sink,
@@ -110,14 +168,11 @@ export function summaryJson(summary: SinkRollSummary): Record<string, unknown> {
   };
 }
 
-function failed(deps: RollDeps, log: RollDeps['log'], sinkId: string, error: unknown, took: number): SinkRollSummary {
+function failed(log: RollDeps['log'], sinkId: string, error: unknown, took: number): { sink: string; status: 'failed'; reason: FailureReason; message: string; seconds: number } {
   const reason: FailureReason = error instanceof RollError ? error.reason : 'internal';
   const message = error instanceof Error ? error.message : String(error);
-  deps.metrics.failed(reason);
-  deps.metrics.rolls.inc({ outcome: 'failed' });
-  deps.metrics.rollSeconds.observe({ outcome: 'failed' }, took);
   const expected = reason === 'table_missing' || reason === 'aborted' || reason === 'lease_lost' || reason === 'delete_failed';
-  log[expected ? 'warn' : 'error']({ reason, seconds: took, ...(expected ? {} : { err: error }) }, `roll failed: ${message}`);
+  log[expected ? 'warn' : 'error']({ reason, seconds: took, ...(expected ? {} : { err: error }) }, `${log.bindings().job ?? 'roll'} failed: ${message}`);
   return { sink: sinkId, status: 'failed', reason, message, seconds: took };
 }
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { Timestamp } from './names.ts';
-import { BatchId, ROLL_MAX_BATCHES, SinkId } from './sinks.ts';
+import { BatchId, ROLL_MAX_BATCHES, SinkId, UpkeepError, UpkeepOutcome } from './sinks.ts';
 import { CatalogAuthInput } from './warehouses.ts';
 
 /**
@@ -81,6 +81,11 @@ export const InternalSink = z.object({
   due: z.boolean(),
   due_reasons: z.array(DueReason),
   last_roll_at: Timestamp.nullable(),
+  /** The newest upkeep reported: when it was recorded (the database's clock, like as_of) and how it ended. */
+  upkeep: z.object({
+    last_at: Timestamp.nullable(),
+    last_outcome: UpkeepOutcome.nullable(),
+  }),
   /** The current lease, when one is unexpired. */
   lease: z.object({ roller_id: z.string(), expires_at: Timestamp }).nullable(),
   warehouse: InternalWarehouse,
@@ -251,3 +256,64 @@ export const SinkStateResult = z.object({
   previous_state: z.string(),
 });
 export type SinkStateResult = z.infer<typeof SinkStateResult>;
+
+/** Snapshots one upkeep can add: a manifest rewrite and a compaction, with room to spare. */
+export const UPKEEP_MAX_SNAPSHOTS = 10;
+
+/**
+ * POST /internal/sinks/{id}/upkeep: the roller's report of one upkeep of the sink's table,
+ * run under the sink's lease. `snapshot_ids` are the snapshots it added (the manifest rewrite,
+ * the compaction's `replace`; expiry adds none). `files` counts the current snapshot's data
+ * files and manifests before and after; `rewritten` is what the committed compaction replaced;
+ * `deleted_files` what expiry removed from the store. `done` changed the table, `nothing` found
+ * nothing to do and changed nothing, `failed` says why in `error` (and may still have
+ * committed before it failed).
+ */
+export const UpkeepReport = z
+  .strictObject({
+    lease_id: LeaseId,
+    started_at: Timestamp,
+    seconds: z.number().nonnegative(),
+    outcome: UpkeepOutcome,
+    snapshot_ids: z
+      .array(SnapshotId)
+      .max(UPKEEP_MAX_SNAPSHOTS)
+      .refine((ids) => new Set(ids).size === ids.length, 'snapshot ids must be distinct'),
+    files: z.strictObject({ data_before: Count, data_after: Count, manifests_before: Count, manifests_after: Count }),
+    rewritten: z.strictObject({ files: Count, bytes: Count, rows: Count }),
+    expired_snapshots: Count,
+    deleted_files: z.strictObject({ data: Count, manifests: Count, manifest_lists: Count }),
+    snapshots_kept: Count,
+    error: UpkeepError.optional(),
+  })
+  .superRefine((report, ctx) => {
+    const issue = (path: string, message: string) => ctx.addIssue({ code: 'custom', path: [path], message });
+    const committed = report.snapshot_ids.length > 0;
+    if ((report.outcome === 'failed') !== (report.error !== undefined)) {
+      issue('error', report.outcome === 'failed' ? 'a failed upkeep says why' : `a ${report.outcome} upkeep has no error`);
+    }
+    if (report.outcome === 'done' && !committed && report.expired_snapshots === 0) {
+      issue('outcome', 'a done upkeep added a snapshot or expired one; else it is nothing');
+    }
+    if (report.outcome === 'nothing') {
+      if (committed) issue('snapshot_ids', 'a nothing upkeep added no snapshot');
+      if (report.expired_snapshots > 0) issue('expired_snapshots', 'a nothing upkeep expired no snapshot');
+      if (Object.values(report.deleted_files).some((n) => n > 0)) issue('deleted_files', 'a nothing upkeep deleted no file');
+    }
+    const { files, bytes, rows } = report.rewritten;
+    if (files === 0 && (bytes > 0 || rows > 0)) issue('rewritten', 'bytes and rows rewritten come from rewritten files');
+    if (files > 0 && !committed) issue('rewritten', 'rewritten files are replaced by a committed snapshot: name it in snapshot_ids');
+  });
+export type UpkeepReport = z.infer<typeof UpkeepReport>;
+
+export const UpkeepReportResult = z.object({
+  upkeep_id: z.uuid(),
+  sink_id: SinkId,
+  outcome: UpkeepOutcome,
+  started_at: Timestamp,
+  /** When the API recorded the first report of this upkeep: the sink's upkeep.last_at, if newest. */
+  recorded_at: Timestamp,
+  /** True when this upkeep was reported before: nothing changed this time. */
+  replayed: z.boolean(),
+});
+export type UpkeepReportResult = z.infer<typeof UpkeepReportResult>;

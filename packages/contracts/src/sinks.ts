@@ -104,6 +104,40 @@ export const SinkLastRoll = z.object({
   seconds: z.number().nonnegative(),
 });
 
+/** How a table upkeep (manifest merge, compaction, snapshot expiry) ended. */
+export const UPKEEP_OUTCOMES = ['done', 'nothing', 'failed'] as const;
+export const UpkeepOutcome = z.enum(UPKEEP_OUTCOMES);
+export type UpkeepOutcome = z.infer<typeof UpkeepOutcome>;
+
+/** Why an upkeep failed: the roller's reason code and its message. */
+export const UpkeepError = z.strictObject({
+  code: z.string().regex(/^[a-z][a-z0-9_]{0,63}$/, 'an error code is 1-64 of a-z 0-9 _, starting with a letter'),
+  // Postgres text and jsonb cannot hold U+0000.
+  message: z.string().min(1).max(4000).refine((text) => !text.includes('\u0000'), 'a message holds no NUL character'),
+});
+export type UpkeepError = z.infer<typeof UpkeepError>;
+
+/** The newest upkeep of the sink's table, as the roller reported it. */
+export const SinkUpkeepRun = z.object({
+  /** When the report was recorded (the API's clock). */
+  at: Timestamp,
+  outcome: UpkeepOutcome,
+  seconds: z.number().nonnegative(),
+  /** Data files and manifests of the table's current snapshot before and after. */
+  files_before: Count,
+  files_after: Count,
+  manifests_before: Count,
+  manifests_after: Count,
+  expired_snapshots: Count,
+  /** Bytes of the data files the compaction replaced. */
+  rewritten_bytes: Count,
+  snapshots_kept: Count,
+  error: UpkeepError.nullable(),
+});
+export type SinkUpkeepRun = z.infer<typeof SinkUpkeepRun>;
+
+export const SinkUpkeep = z.object({ last_run: SinkUpkeepRun.nullable() });
+
 export const SinkRejects = z.object({
   rows_total: Count,
   batches_with_rejects: Count,
@@ -127,6 +161,7 @@ export const Sink = z.object({
   received: SinkReceived,
   last_roll: SinkLastRoll.nullable(),
   rejects: SinkRejects,
+  upkeep: SinkUpkeep,
   created_at: Timestamp,
   deleted_at: Timestamp.nullable(),
 });

@@ -4,7 +4,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { sweepStorage } from './meter.ts';
 import type { SecretBox } from './secrets.ts';
 
-/** Settled ledger rows (and closed rolls) are kept this long: the intake's replay window. */
+/** Settled ledger rows (and closed rolls, and upkeep runs) are kept this long: the intake's replay window. */
 export const LEDGER_RETENTION_DAYS = 7;
 
 /** Rows deleted per statement, so pruning a large backlog never holds long locks. */
@@ -37,17 +37,23 @@ export async function pruneRolls(db: Queryable, days = LEDGER_RETENTION_DAYS): P
   return rows.length;
 }
 
+/** Deletes upkeep runs recorded more than `days` ago; each sink keeps its newest in last_upkeep. */
+export async function pruneUpkeeps(db: Queryable, days = LEDGER_RETENTION_DAYS): Promise<number> {
+  const rows = await query(db, 'DELETE FROM sink_upkeeps WHERE created_at < now() - make_interval(days => $1) RETURNING 1', [days]);
+  return rows.length;
+}
+
 export interface MaintenanceTask {
   name: string;
   /** What the run did, for the log line and maintenance_runs.details. */
   run(signal: AbortSignal): Promise<Record<string, unknown>>;
 }
 
-/** The API's periodic work: measure every warehouse, prune the ledger and old rolls. */
+/** The API's periodic work: measure every warehouse, prune the ledger, old rolls and old upkeep runs. */
 export function maintenanceTasks(pool: Pool, secrets: SecretBox, log: FastifyBaseLogger): MaintenanceTask[] {
   return [
     { name: 'storage_sweep', run: async (signal) => ({ ...(await sweepStorage(pool, secrets, log, signal)) }) },
-    { name: 'ledger_prune', run: async () => ({ batches: await pruneLedger(pool), rolls: await pruneRolls(pool) }) },
+    { name: 'ledger_prune', run: async () => ({ batches: await pruneLedger(pool), rolls: await pruneRolls(pool), upkeeps: await pruneUpkeeps(pool) }) },
   ];
 }
 

@@ -6,6 +6,7 @@ import {
   type InternalSink,
   type InternalSinkList,
   type InternalWarehouse,
+  type UpkeepOutcome,
 } from '@tablemere/contracts';
 import { query, type Queryable } from '@tablemere/db';
 import type { SecretBox } from './secrets.ts';
@@ -24,6 +25,8 @@ interface ViewRow {
   roll_bytes: string;
   inactivity_seconds: number | null;
   last_roll_at: string | null;
+  last_upkeep_at: string | null;
+  last_upkeep_outcome: UpkeepOutcome | null;
   batches: number;
   bytes: string;
   oldest_text: string | null;
@@ -55,6 +58,7 @@ WITH pending AS (
 ), view AS (
   SELECT s.id, s.project_id, s.name, s.state, s.namespace, s.table_name, s.table_uuid, s.warehouse_id,
          s.roll_seconds, s.roll_bytes, s.inactivity_seconds, s.last_roll->>'at' AS last_roll_at,
+         s.last_upkeep->>'at' AS last_upkeep_at, s.last_upkeep->>'outcome' AS last_upkeep_outcome,
          coalesce(p.batches, 0) AS batches, coalesce(p.bytes, 0) AS bytes, p.oldest, p.newest,
          (s.state = 'active' AND coalesce(p.batches, 0) > 0) AS rollable
   FROM sinks s LEFT JOIN pending p ON p.sink_id = s.id
@@ -138,6 +142,10 @@ export async function rollerView(db: Queryable, box: SecretBox, options: RollerV
       due: reasons.length > 0,
       due_reasons: reasons,
       last_roll_at: row.last_roll_at === null ? null : new Date(row.last_roll_at).toISOString(),
+      upkeep: {
+        last_at: row.last_upkeep_at === null ? null : new Date(row.last_upkeep_at).toISOString(),
+        last_outcome: row.last_upkeep_outcome,
+      },
       lease: row.lease_roller_id && row.lease_expires_at ? { roller_id: row.lease_roller_id, expires_at: row.lease_expires_at.toISOString() } : null,
       warehouse: warehouses.get(row.warehouse_id)!,
       intake: {

@@ -1,10 +1,10 @@
 import type { RollReport, RollReportResult } from '@tablemere/contracts';
-import { query, queryOne, transaction, type Pool, type PoolClient } from '@tablemere/db';
+import { query, queryOne, type Pool, type PoolClient } from '@tablemere/db';
 import { apiError } from '../errors.ts';
 import { receivedText } from './ledger.ts';
 import { countIngestSql } from './usage.ts';
 import { recordAudit } from './audit.ts';
-import { requireLease } from './leases.ts';
+import { millisText, recordReport } from './reports.ts';
 import { rollConflict, type RollRow } from './rolls.ts';
 
 /** The roll row a report closes: its intent, or one recorded by an earlier identical report. */
@@ -93,13 +93,7 @@ async function settleLedger(client: PoolClient, sinkId: string, projectId: strin
  * different report for it is 409 roll_conflict.
  */
 export async function reportRoll(pool: Pool, sinkId: string, report: RollReport): Promise<RollReportResult> {
-  return transaction(pool, async (client) => {
-    // The sink row is the per-sink lock for intents and reports. A sink deleted mid-roll still
-    // takes the report of what was committed.
-    const sink = await queryOne<{ project_id: string }>(client, 'SELECT project_id FROM sinks WHERE id = $1 FOR UPDATE', [sinkId]);
-    if (!sink) throw apiError('sink_not_found', { message: `No sink has id ${sinkId}.`, details: { sink: sinkId } });
-    const { roller_id } = await requireLease(client, sinkId, report.lease_id, false);
-
+  return recordReport(pool, sinkId, report.lease_id, async ({ client, projectId, rollerId }) => {
     let roll = await findRoll(client, sinkId, report);
     if (roll && roll.state !== 'open') {
       const first = roll.result as RollReportResult;
@@ -110,10 +104,10 @@ export async function reportRoll(pool: Pool, sinkId: string, report: RollReport)
     roll ??= (await queryOne<RollRow>(
       client,
       `INSERT INTO sink_rolls (sink_id, state, snapshot_id, batch_ids, lease_id, roller_id) VALUES ($1, 'open', $2, $3, $4, $5) RETURNING *`,
-      [sinkId, report.snapshot_id, report.batches.map((b) => b.batch_id), report.lease_id, roller_id],
+      [sinkId, report.snapshot_id, report.batches.map((b) => b.batch_id), report.lease_id, rollerId],
     ))!;
 
-    const effect = report.outcome === 'failed' ? { committed: 0, alreadyCommitted: 0, rejectedRows: 0, batchesWithRejects: 0 } : await settleLedger(client, sinkId, sink.project_id, report);
+    const effect = report.outcome === 'failed' ? { committed: 0, alreadyCommitted: 0, rejectedRows: 0, batchesWithRejects: 0 } : await settleLedger(client, sinkId, projectId, report);
     const result: RollReportResult = {
       roll_id: roll.id,
       sink_id: sinkId,
@@ -131,7 +125,7 @@ export async function reportRoll(pool: Pool, sinkId: string, report: RollReport)
     await query(
       client,
       `UPDATE sinks SET
-         last_roll = CASE WHEN $2 THEN jsonb_build_object('at', to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'batches', $3::int, 'rows', $4::bigint, 'rejected_rows', $5::bigint,
+         last_roll = CASE WHEN $2 THEN jsonb_build_object('at', ${millisText('now()')}, 'batches', $3::int, 'rows', $4::bigint, 'rejected_rows', $5::bigint,
                                                         'snapshot_id', $6::text, 'seconds', $7::float8) ELSE last_roll END,
          rejects_rows_total = rejects_rows_total + $8,
          rejects_batches = rejects_batches + $9,
@@ -145,7 +139,7 @@ export async function reportRoll(pool: Pool, sinkId: string, report: RollReport)
         `INSERT INTO usage_ingest (project_id, sink_id, month, rows_rejected)
          VALUES ($1, $2, date_trunc('month', now() AT TIME ZONE 'UTC')::date, $3)
          ON CONFLICT (project_id, sink_id, month) DO UPDATE SET rows_rejected = usage_ingest.rows_rejected + EXCLUDED.rows_rejected`,
-        [sink.project_id, sinkId, effect.rejectedRows],
+        [projectId, sinkId, effect.rejectedRows],
       );
     }
     const { replayed: _, ...stored } = result;
@@ -155,13 +149,13 @@ export async function reportRoll(pool: Pool, sinkId: string, report: RollReport)
       [roll.id, report.outcome, report.started_at, JSON.stringify(report), JSON.stringify(stored)],
     );
     await recordAudit(client, {
-      projectId: sink.project_id,
+      projectId,
       actorKeyId: null,
       event: 'sink.roll',
       subject: sinkId,
       details: {
         roll_id: roll.id,
-        roller_id,
+        roller_id: rollerId,
         outcome: report.outcome,
         snapshot_id: report.snapshot_id,
         batches: report.batches.length,

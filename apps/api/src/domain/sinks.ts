@@ -38,6 +38,7 @@ export interface SinkRow {
   inactivity_seconds: number | null;
   state: SinkState;
   last_roll: Sink['last_roll'];
+  last_upkeep: Sink['upkeep']['last_run'];
   rejects_rows_total: string;
   rejects_batches: string;
   rejects_last_at: Date | null;
@@ -47,7 +48,7 @@ export interface SinkRow {
 
 /** The columns of SinkRow: the sink and its warehouse's name (never the key digest). */
 const SINK_COLUMNS = `s.id, s.project_id, s.warehouse_id, w.name AS warehouse_name, s.name, s.namespace, s.table_name, s.table_uuid,
-  s.roll_seconds, s.roll_bytes, s.inactivity_seconds, s.state, s.last_roll, s.rejects_rows_total, s.rejects_batches,
+  s.roll_seconds, s.roll_bytes, s.inactivity_seconds, s.state, s.last_roll, s.last_upkeep, s.rejects_rows_total, s.rejects_batches,
   s.rejects_last_at, s.created_at, s.deleted_at`;
 const SINK_FROM = 'sinks s JOIN warehouses w ON w.id = s.warehouse_id';
 
@@ -137,6 +138,7 @@ export async function describeSinks(db: Queryable, context: SinkViewContext, row
         last_at: iso(row.rejects_last_at),
         prefix: context.intake.uri(rejectsPrefix(row.id)),
       },
+      upkeep: { last_run: row.last_upkeep },
       created_at: row.created_at.toISOString(),
       deleted_at: iso(row.deleted_at),
     };

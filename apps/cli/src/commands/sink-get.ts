@@ -10,7 +10,7 @@ interface Options {
 export function addSinkGet(sink: Command, context: CommandContext): void {
   sink
     .command('get')
-    .description('show a sink: its table, roll policy, what waits, the last roll and the rejects')
+    .description('show a sink: its table, roll policy, what waits, the last roll, the rejects and the last upkeep')
     .argument('<sink>', 'the sink name or id')
     .option('--json', "print the API's JSON answer")
     .action(async (ref: string, options: Options, command: Command) => {

@@ -5,6 +5,7 @@ import type { CrashHook } from '../crash.ts';
 import { RollError } from '../errors.ts';
 import type { InternalApi } from '../internal-api.ts';
 import type { SinkLease } from '../lease.ts';
+import type { UpkeepSettings } from '../config.ts';
 import type { RollerMetrics } from '../metrics.ts';
 import type { TenantCatalogs } from './reload.ts';
 import type { SweepSchedule } from './sweep.ts';
@@ -23,10 +24,11 @@ export interface RollDeps {
     rejectsRetentionSeconds: number;
     /** Least lease time left to record an intent or commit. */
     leaseMarginMs: number;
+    upkeep: UpkeepSettings;
   };
 }
 
-/** One roll of one sink, handed to every step. */
+/** One roll (or upkeep run) of one sink under its lease, handed to every step. */
 export interface RollContext {
   readonly sink: InternalSink;
   readonly lease: SinkLease;

@@ -7,6 +7,7 @@ import { listRolls } from './list-rolls.ts';
 import { listSinks } from './list-sinks.ts';
 import { releaseLease } from './release-lease.ts';
 import { reportRoll } from './report-roll.ts';
+import { reportUpkeep } from './report-upkeep.ts';
 import { setState } from './set-state.ts';
 
 /**
@@ -21,5 +22,6 @@ export function internalRoutes(app: FastifyInstance, bootstrapSecret: string, de
   createRoll(app, deps);
   listRolls(app, deps);
   reportRoll(app, deps);
+  reportUpkeep(app, deps);
   setState(app, deps);
 }

@@ -1,0 +1,240 @@
+import { rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { CreatedSink } from '@tablemere/contracts';
+import { branchHead, readManifestEntries, readManifestList, s3FileIOForTable, type LoadTableResult } from '@tablemere/iceberg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CRASH_POINTS } from '../src/crash.ts';
+import { createSink, createTable, getSink, send } from './support/api.ts';
+import { readBoth } from './support/expect.ts';
+import { otherWriter } from './support/readers.ts';
+import { logLines, runCli, startRoller, summaries } from './support/roller.ts';
+import { startTestStack, suffix, type TestStack } from './support/stack.ts';
+
+/**
+ * Table upkeep through the operator command and the service: small files compacted into one
+ * `replace` snapshot, snapshots beyond the kept few expired and the files only they reached
+ * deleted, every row read back exactly once by PyIceberg and DuckDB after every run, after a
+ * kill at every step of a run, and beside another writer.
+ */
+let stack: TestStack;
+let ns: string;
+let sink: CreatedSink;
+let nextX = 0;
+const sentX: number[] = [];
+let rolls = 0;
+
+/** Upkeep as a sink at the floor gets it, with time compressed: no minimum snapshot age. */
+const KEEP = 5;
+const upkeepEnv = (extra: Record<string, string> = {}) =>
+  stack.rollerEnv({ TABLEMERE_ROLLER_UPKEEP_KEEP_SNAPSHOTS: String(KEEP), TABLEMERE_ROLLER_UPKEEP_MIN_SNAPSHOT_AGE_SECONDS: '0', ...extra });
+
+beforeAll(async () => {
+  stack = await startTestStack();
+  ns = `upkeep_${suffix()}`;
+  await createTable(stack, ns, 'events', [
+    { name: 'x', type: 'long', required: true },
+    { name: 'who', type: 'string' },
+  ]);
+  sink = await createSink(stack, `upkeep_${suffix()}`, `${ns}.events`);
+});
+
+afterAll(async () => {
+  await stack?.dropNamespaces([ns]);
+  await stack?.stop();
+});
+
+/** `count` rolls of one batch each (2 rows, one more rejected), through the operator command. */
+async function roll(count: number): Promise<void> {
+  for (let i = 0; i < count; i++) {
+    const rows = [{ x: nextX++, who: 'sink' }, { x: nextX++ }, { who: 'no x: rejected' }];
+    sentX.push(rows[0]!.x!, rows[1]!.x!);
+    await send(stack, sink, `b-${++rolls}`, rows);
+    const run = await runCli(['roll', sink.id], stack.rollerEnv());
+    expect(run.code, run.stderr).toBe(0);
+    expect(summaries(run)[0]).toMatchObject({ outcome: 'committed' });
+  }
+}
+
+async function upkeep(extra: Record<string, string> = {}) {
+  return runCli(['upkeep', sink.id], upkeepEnv(extra));
+}
+
+/** Every row the sink was sent is in the table once; other writers' rows (x < 0) apart. */
+async function expectExactlyOnce(otherRows = 0): Promise<void> {
+  const rows = await readBoth(stack, ns, 'events');
+  const ours = rows.map((r) => Number(r.x)).filter((x) => x >= 0);
+  expect(ours).toEqual([...sentX].sort((a, b) => a - b));
+  expect(rows.length - ours.length).toBe(otherRows);
+}
+
+async function load(): Promise<LoadTableResult> {
+  return stack.catalog.loadTable({ namespace: ns, name: 'events' });
+}
+
+function tableIo(loaded: LoadTableResult) {
+  const { env } = stack;
+  return s3FileIOForTable(loaded, {
+    endpoint: env.AWS_ENDPOINT_URL!,
+    region: env.AWS_REGION!,
+    pathStyle: true,
+    credentials: { accessKeyId: env.AWS_ACCESS_KEY_ID!, secretAccessKey: env.AWS_SECRET_ACCESS_KEY! },
+  });
+}
+
+/** The data files live in the head snapshot. */
+async function liveDataFiles(loaded: LoadTableResult): Promise<string[]> {
+  const io = tableIo(loaded);
+  try {
+    const head = branchHead(loaded.metadata);
+    if (!head) return [];
+    const paths: string[] = [];
+    for (const manifest of readManifestList(await io.get(head['manifest-list']))) {
+      for (const entry of readManifestEntries(await io.get(manifest.manifest_path), manifest)) {
+        if (entry.status !== 2) paths.push(entry.dataFile.file_path);
+      }
+    }
+    return paths;
+  } finally {
+    io.close();
+  }
+}
+
+async function exists(loaded: LoadTableResult, location: string): Promise<boolean> {
+  const io = tableIo(loaded);
+  try {
+    return await io.exists(location);
+  } finally {
+    io.close();
+  }
+}
+
+/** What the dead roller's lease TTL would do after a while. */
+async function expireLease(): Promise<void> {
+  await stack.pool.query(`UPDATE sink_leases SET expires_at = now() - interval '1 second' WHERE sink_id = $1`, [sink.id]);
+}
+
+describe('upkeep through the operator command', () => {
+  it('compacts the small files, expires old snapshots, and keeps every row once', async () => {
+    await roll(12);
+    const before = await load();
+    const smallFiles = await liveDataFiles(before);
+    expect(smallFiles).toHaveLength(12);
+
+    const run = await upkeep();
+    expect(run.code, run.stderr).toBe(0);
+    const [summary] = summaries(run);
+    expect(summary).toMatchObject({ status: 'upkept', outcome: 'done', data_files_before: 12, data_files_after: 1, rewritten_files: 12, rewritten_rows: 24 });
+    const after = await load();
+    expect(after.metadata.snapshots).toHaveLength(KEEP);
+    expect(branchHead(after.metadata)!.summary.operation).toBe('replace');
+    expect(await liveDataFiles(after)).toHaveLength(1);
+    await expectExactlyOnce();
+
+    // The kept snapshots still reach the small files; the next run's expiry deletes them.
+    expect(await exists(after, smallFiles[0]!)).toBe(true);
+    await roll(KEEP);
+    const second = await upkeep();
+    expect(second.code, second.stderr).toBe(0);
+    expect(summaries(second)[0]).toMatchObject({ outcome: 'done', data_files_before: 1 + KEEP, data_files_after: 1 });
+    const later = await load();
+    for (const file of smallFiles) expect(await exists(later, file)).toBe(false);
+    for (const file of await liveDataFiles(later)) expect(await exists(later, file)).toBe(true);
+    await expectExactlyOnce();
+
+    const shown = await getSink(stack, sink.id);
+    expect(shown.upkeep.last_run).toMatchObject({ outcome: 'done', files_before: 1 + KEEP, files_after: 1, snapshots_kept: KEEP, error: null });
+    const audit = await stack.pool.query(`SELECT count(*)::int AS n FROM audit_events WHERE event = 'sink.upkeep' AND subject = $1`, [sink.id]);
+    expect(audit.rows[0].n).toBe(2);
+  });
+
+  it('commits nothing when the table needs nothing', async () => {
+    const before = await load();
+    const run = await upkeep();
+    expect(run.code, run.stderr).toBe(0);
+    expect(summaries(run)[0]).toMatchObject({ outcome: 'nothing', data_files_after: 1, expired_snapshots: 0 });
+    const after = await load();
+    expect(branchHead(after.metadata)!['snapshot-id']).toBe(branchHead(before.metadata)!['snapshot-id']);
+    expect(after.metadata.snapshots).toHaveLength(before.metadata.snapshots!.length);
+  });
+
+  it('the sink rolls on after upkeep, and the next upkeep takes the new files in', async () => {
+    await roll(3);
+    const run = await upkeep();
+    expect(summaries(run)[0]).toMatchObject({ outcome: 'done', data_files_before: 4, data_files_after: 1 });
+    await expectExactlyOnce();
+  });
+});
+
+describe('a killed upkeep run', () => {
+  const points = CRASH_POINTS.filter((p) => p.startsWith('upkeep-'));
+
+  it.each(points)('killed at %s: the next run and the next roll leave every row once', async (point) => {
+    await roll(3);
+    const killed = await upkeep({ TABLEMERE_ROLLER_CRASH_AT: point });
+    expect(killed.signal, killed.stderr).toBe('SIGKILL');
+    await expireLease();
+    await expectExactlyOnce();
+
+    const again = await upkeep();
+    expect(again.code, again.stderr).toBe(0);
+    await roll(1);
+    await expectExactlyOnce();
+    const loaded = await load();
+    for (const file of await liveDataFiles(loaded)) expect(await exists(loaded, file)).toBe(true);
+  });
+});
+
+describe('upkeep beside another writer', () => {
+  it('a compaction racing PyIceberg appends keeps both sides exactly once', async () => {
+    await roll(6);
+    const stopFile = path.join(tmpdir(), `upkeep-stop-${suffix()}`);
+    const writer = otherWriter(ns, 'events', stopFile);
+    try {
+      // Let the other writer get going, then run upkeep twice while it commits back to back.
+      await new Promise((r) => setTimeout(r, 1500));
+      for (let i = 0; i < 2; i++) {
+        const run = await upkeep();
+        expect(run.code, run.stderr).toBe(0);
+        await roll(2);
+      }
+    } finally {
+      writeFileSync(stopFile, '');
+    }
+    const { appends } = await writer.stop();
+    rmSync(stopFile, { force: true });
+    expect(appends).toBeGreaterThan(0);
+    await expectExactlyOnce(appends);
+  });
+});
+
+describe('upkeep in the service', () => {
+  it('runs by itself once the sink rolled, and the sink shows it', async () => {
+    await roll(2);
+    const before = (await getSink(stack, sink.id)).upkeep.last_run?.at;
+    const roller = startRoller(
+      upkeepEnv({
+        TABLEMERE_ROLLER_PORT: '0',
+        TABLEMERE_ROLLER_TICK_SECONDS: '0.5',
+        TABLEMERE_ROLLER_SURVEY_SECONDS: '0.5',
+        TABLEMERE_ROLLER_UPKEEP_SECONDS: '1',
+      }),
+    );
+    try {
+      let shown = await getSink(stack, sink.id);
+      for (let i = 0; i < 60 && shown.upkeep.last_run?.at === before; i++) {
+        await new Promise((r) => setTimeout(r, 500));
+        shown = await getSink(stack, sink.id);
+      }
+      expect(shown.upkeep.last_run?.at).not.toBe(before);
+      expect(shown.upkeep.last_run).toMatchObject({ outcome: 'done', files_after: 1 });
+    } finally {
+      roller.child.kill('SIGTERM');
+      await roller.finished;
+    }
+    const lines = logLines(roller.output()).filter((l) => l.msg === 'upkeep done');
+    expect(lines.length).toBeGreaterThan(0);
+    expect(lines[0]).toMatchObject({ sink: sink.id, data_files_after: 1 });
+    await expectExactlyOnce();
+  });
+});

@@ -37,10 +37,12 @@ export async function writeAddedManifest(
 
 /**
  * The head's manifests for the replace snapshot: those holding none of the replaced files as
- * they are; each one that does rewritten with those files' entries DELETED by this snapshot
- * (their sequence numbers kept) and its other live entries EXISTING, as Java's manifest filter
- * does (entries deleted by earlier snapshots are dropped). Manifests are immutable, so a rewrite
- * is kept by source path in `rewritten` and reused by later attempts.
+ * they are; those that do, per partition spec, rewritten as one manifest with the replaced
+ * files' entries DELETED by this snapshot (their sequence numbers kept) and the other live
+ * entries EXISTING, as Java's manifest filter does (entries deleted by earlier snapshots are
+ * dropped). One manifest rather than one per source: compaction touches every small file's
+ * manifest, and readers open each manifest the head lists. Manifests are immutable, so a
+ * rewrite is kept in `rewritten` by the manifests it was made of and reused by later attempts.
  */
 export async function replaceInManifests(
   io: FileIO,
@@ -52,18 +54,28 @@ export async function replaceInManifests(
   rewritten: Map<string, WrittenManifest>,
 ): Promise<ManifestFile[]> {
   const holding = (path: string) => contents.entries.get(path)?.some((e) => e.status !== ENTRY_STATUS.DELETED && replaced.has(e.dataFile.file_path)) ?? false;
-  const toWrite = contents.manifests.filter((m) => holding(m.manifest_path) && !rewritten.has(m.manifest_path));
-  await mapBounded(toWrite, { width: IO_WIDTH }, async (manifest) => {
-    const spec = metadata['partition-specs'].find((s) => s['spec-id'] === manifest.partition_spec_id) as PartitionSpec;
-    const kept = (contents.entries.get(manifest.manifest_path) ?? [])
-      .filter((e) => e.status !== ENTRY_STATUS.DELETED)
-      .map((e): ManifestEntry => (replaced.has(e.dataFile.file_path) ? { ...e, status: ENTRY_STATUS.DELETED, snapshotId } : { ...e, status: ENTRY_STATUS.EXISTING }));
-    rewritten.set(manifest.manifest_path, await putManifest(io, metadata, spec, kept));
-  });
-  return contents.manifests.map((manifest) => {
-    const written = rewritten.get(manifest.manifest_path);
-    return written === undefined ? manifest : listEntry(written, snapshotId, sequenceNumber);
-  });
+  const bySpec = new Map<number, ManifestFile[]>();
+  for (const manifest of contents.manifests.filter((m) => holding(m.manifest_path))) {
+    bySpec.set(manifest.partition_spec_id, [...(bySpec.get(manifest.partition_spec_id) ?? []), manifest]);
+  }
+  const groups = [...bySpec.values()].map((sources) => ({ sources, key: sources.map((m) => m.manifest_path).sort().join('\n') }));
+  await mapBounded(
+    groups.filter((g) => !rewritten.has(g.key)),
+    { width: IO_WIDTH },
+    async ({ sources, key }) => {
+      const spec = metadata['partition-specs'].find((s) => s['spec-id'] === sources[0]!.partition_spec_id) as PartitionSpec;
+      const kept = sources
+        .flatMap((m) => contents.entries.get(m.manifest_path) ?? [])
+        .filter((e) => e.status !== ENTRY_STATUS.DELETED)
+        .map((e): ManifestEntry => (replaced.has(e.dataFile.file_path) ? { ...e, status: ENTRY_STATUS.DELETED, snapshotId } : { ...e, status: ENTRY_STATUS.EXISTING }));
+      rewritten.set(key, await putManifest(io, metadata, spec, kept));
+    },
+  );
+  const touched = new Set(groups.flatMap((g) => g.sources.map((m) => m.manifest_path)));
+  return [
+    ...groups.map((g) => listEntry(rewritten.get(g.key)!, snapshotId, sequenceNumber)),
+    ...contents.manifests.filter((m) => !touched.has(m.manifest_path)),
+  ];
 }
 
 /** The manifest list entry of a manifest this snapshot wrote. */

@@ -5,6 +5,9 @@ usage: spark_table.py MODE NAMESPACE TABLE [MODE NAMESPACE TABLE ...]
   rows      the table's rows, in read_table.py's plain form (timestamps in UTC microseconds), so
             they compare as text with what PyIceberg and DuckDB read
   types     the schema as Spark sees it and as Iceberg's Java library holds it
+  files     each live data file's record count and column metrics as Java decodes them (the
+            `files` metadata table's readable_metrics: counts, lower and upper bounds), uuid
+            columns left out
   maintain  rewrite_data_files (min-input-files 2), then expire_snapshots (older than now,
             retain_last 1); what each procedure returned
 Prints one JSON line per step, in order: {"mode": ..., "namespace": ..., "table": ..., ...}.
@@ -90,12 +93,29 @@ def rows(spark, name):
     return {"rows": [plain(row.asDict(recursive=True)) for row in spark.table(name).collect()]}
 
 
+def java_schema(spark, name):
+    return spark._jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(spark._jsparkSession, name).schema()
+
+
 def types(spark, name):
-    table = spark._jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(spark._jsparkSession, name)
-    return {"spark": spark.table(name).schema.jsonValue(), "iceberg": table.schema().toString()}
+    return {"spark": spark.table(name).schema.jsonValue(), "iceberg": java_schema(spark, name).toString()}
 
 
-def maintain(spark, name, ident):
+def files(spark, name):
+    schema = java_schema(spark, name)
+    columns = spark.table(f"{name}.files").schema["readable_metrics"].dataType.names
+    # Iceberg 1.10's readable_metrics fails on a uuid column's bounds (apache/iceberg#13077):
+    # those columns are left out.
+    kept = [c for c in columns if schema.findType(c).typeId().toString() != "UUID"]
+    metrics = ", ".join(f"readable_metrics.`{c}` AS `{c}`" for c in kept)
+    found = spark.sql(f"SELECT file_path, record_count, struct({metrics}) AS readable_metrics FROM {name}.files").collect()
+    return {"files": [plain(row.asDict(recursive=True)) for row in found]}
+
+
+def maintain(spark, name):
+    # The procedures name the table within the catalog they are called through.
+    ident = name.removeprefix(f"{CATALOG}.")
+
     def call(sql):
         return [row.asDict() for row in spark.sql(sql).collect()]
 
@@ -107,20 +127,21 @@ def maintain(spark, name, ident):
     }
 
 
+MODES = {"rows": rows, "types": types, "files": files, "maintain": maintain}
+
+
 def main():
     args = sys.argv[1:]
     if not args or len(args) % 3 != 0:
         raise SystemExit(__doc__)
     steps = [tuple(args[i : i + 3]) for i in range(0, len(args), 3)]
     for mode, _, _ in steps:
-        if mode not in ("rows", "types", "maintain"):
+        if mode not in MODES:
             raise SystemExit(f"unknown mode {mode}\n{__doc__}")
     spark = session()
     try:
         for mode, namespace, table in steps:
-            ident = f"{namespace}.{table}"
-            name = f"{CATALOG}.{ident}"
-            out = maintain(spark, name, ident) if mode == "maintain" else rows(spark, name) if mode == "rows" else types(spark, name)
+            out = MODES[mode](spark, f"{CATALOG}.{namespace}.{table}")
             print(json.dumps({"mode": mode, "namespace": namespace, "table": table, **out}), flush=True)
     finally:
         spark.stop()

@@ -41,7 +41,17 @@ export async function pyicebergSnapshots(namespace: string, table: string): Prom
     .snapshots;
 }
 
-export type SparkMode = 'rows' | 'types' | 'maintain';
+export type SparkMode = 'rows' | 'types' | 'files' | 'maintain';
+
+/** One column's metrics in one data file (Iceberg's readable_metrics); bounds in the rows' form. */
+export interface ColumnMetrics {
+  column_size: number | null;
+  value_count: number | null;
+  null_value_count: number | null;
+  nan_value_count: number | null;
+  lower_bound: unknown;
+  upper_bound: unknown;
+}
 
 /** What one step of tests/readers/spark_table.py printed. */
 export interface SparkOutput {
@@ -53,6 +63,8 @@ export interface SparkOutput {
   /** types: Spark's schema as JSON (`StructType.jsonValue()`) and the Iceberg Java schema's text. */
   spark?: { type: 'struct'; fields: Array<{ name: string; type: unknown; nullable: boolean }> };
   iceberg?: string;
+  /** files: each live data file with its column metrics as Java decodes them, by column name. */
+  files?: Array<{ file_path: string; record_count: number; readable_metrics: Record<string, ColumnMetrics> }>;
   /** maintain: the rows each procedure returned. */
   rewrite_data_files?: Array<Record<string, number>>;
   expire_snapshots?: Array<Record<string, number>>;

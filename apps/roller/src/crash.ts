@@ -3,7 +3,7 @@
  * the first time a roll (or an upkeep run) reaches that point, so tests can prove a roll is safe to die anywhere.
  * Unset, every check is one comparison with undefined.
  */
-export const CRASH_POINTS = [
+export const ROLL_CRASH_POINTS = [
   /** Rejects files written, nothing else. */
   'after-rejects',
   /** The Parquet data file written, no intent recorded. */
@@ -18,6 +18,9 @@ export const CRASH_POINTS = [
   'before-report',
   /** The report sent, the lease not released. */
   'after-report',
+] as const;
+
+export const UPKEEP_CRASH_POINTS = [
   /** Upkeep: the compacted data files written, the replace snapshot not committed. */
   'upkeep-before-compact-commit',
   /** Upkeep: the replace snapshot committed, nothing expired. */
@@ -27,6 +30,8 @@ export const CRASH_POINTS = [
   /** Upkeep: snapshots expired and their files deleted, the run not reported. */
   'upkeep-before-report',
 ] as const;
+
+export const CRASH_POINTS = [...ROLL_CRASH_POINTS, ...UPKEEP_CRASH_POINTS] as const;
 
 export type CrashPoint = (typeof CRASH_POINTS)[number];
 

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CRASH_POINTS } from '../src/crash.ts';
+import { ROLL_CRASH_POINTS } from '../src/crash.ts';
 import { createSink, createTable, getSink, send } from './support/api.ts';
 import { intakeBatches, readBoth } from './support/expect.ts';
 import { pyicebergRows } from './support/readers.ts';
@@ -65,7 +65,7 @@ async function rollClean(): Promise<void> {
 }
 
 describe('crash safety', () => {
-  for (const point of CRASH_POINTS) {
+  for (const point of ROLL_CRASH_POINTS) {
     it(`a roll killed at ${point} loses and duplicates nothing`, async () => {
       await sendBatches(point, 3);
       const crashed = await runCli(['roll', sink.id], stack.rollerEnv({ TABLEMERE_ROLLER_CRASH_AT: point }));

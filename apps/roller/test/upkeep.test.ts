@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { CreatedSink } from '@tablemere/contracts';
 import { branchHead, readManifestEntries, readManifestList, s3FileIOForTable, type LoadTableResult } from '@tablemere/iceberg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CRASH_POINTS } from '../src/crash.ts';
+import { UPKEEP_CRASH_POINTS } from '../src/crash.ts';
 import { createSink, createTable, getSink, send } from './support/api.ts';
 import { readBoth } from './support/expect.ts';
 import { otherWriter } from './support/readers.ts';
@@ -114,17 +114,20 @@ async function expireLease(): Promise<void> {
   await stack.pool.query(`UPDATE sink_leases SET expires_at = now() - interval '1 second' WHERE sink_id = $1`, [sink.id]);
 }
 
-describe('upkeep through the operator command', () => {
+// Each roll and upkeep is a process of its own (the operator command): minutes under load.
+const SLOW = { timeout: 300_000 };
+
+describe('upkeep through the operator command', SLOW, () => {
   it('compacts the small files, expires old snapshots, and keeps every row once', async () => {
-    await roll(12);
+    await roll(8);
     const before = await load();
     const smallFiles = await liveDataFiles(before);
-    expect(smallFiles).toHaveLength(12);
+    expect(smallFiles).toHaveLength(8);
 
     const run = await upkeep();
     expect(run.code, run.stderr).toBe(0);
     const [summary] = summaries(run);
-    expect(summary).toMatchObject({ status: 'upkept', outcome: 'done', data_files_before: 12, data_files_after: 1, rewritten_files: 12, rewritten_rows: 24 });
+    expect(summary).toMatchObject({ status: 'upkept', outcome: 'done', data_files_before: 8, data_files_after: 1, rewritten_files: 8, rewritten_rows: 16 });
     const after = await load();
     expect(after.metadata.snapshots).toHaveLength(KEEP);
     expect(branchHead(after.metadata)!.summary.operation).toBe('replace');
@@ -166,11 +169,9 @@ describe('upkeep through the operator command', () => {
   });
 });
 
-describe('a killed upkeep run', () => {
-  const points = CRASH_POINTS.filter((p) => p.startsWith('upkeep-'));
-
-  it.each(points)('killed at %s: the next run and the next roll leave every row once', async (point) => {
-    await roll(3);
+describe('a killed upkeep run', SLOW, () => {
+  it.each(UPKEEP_CRASH_POINTS)('killed at %s: the next run and the next roll leave every row once', async (point) => {
+    await roll(2);
     const killed = await upkeep({ TABLEMERE_ROLLER_CRASH_AT: point });
     expect(killed.signal, killed.stderr).toBe('SIGKILL');
     await expireLease();
@@ -185,9 +186,9 @@ describe('a killed upkeep run', () => {
   });
 });
 
-describe('upkeep beside another writer', () => {
+describe('upkeep beside another writer', SLOW, () => {
   it('a compaction racing PyIceberg appends keeps both sides exactly once', async () => {
-    await roll(6);
+    await roll(3);
     const stopFile = path.join(tmpdir(), `upkeep-stop-${suffix()}`);
     const writer = otherWriter(ns, 'events', stopFile);
     try {
@@ -208,7 +209,7 @@ describe('upkeep beside another writer', () => {
   });
 });
 
-describe('upkeep in the service', () => {
+describe('upkeep in the service', SLOW, () => {
   it('runs by itself once the sink rolled, and the sink shows it', async () => {
     await roll(2);
     const before = (await getSink(stack, sink.id)).upkeep.last_run?.at;

@@ -10,6 +10,19 @@ export { NdjsonConverterPool, type NdjsonParquet, type NdjsonParquetOptions, typ
 export type { ParquetOptions } from './parallel/protocol.ts';
 export { appendDataFiles, type AppendOptions, type AppendResult } from './transaction/append.ts';
 export { DEFAULT_MIN_AGE_MS, DEFAULT_RETAIN_LAST, expireSnapshots, type ExpireSnapshotsOptions, type ExpireSnapshotsResult } from './transaction/expire-snapshots.ts';
+export {
+  DEFAULT_MANIFEST_MERGE_POLICY,
+  MANIFEST_MERGE_ENABLED,
+  MANIFEST_MIN_MERGE_COUNT,
+  MANIFEST_TARGET_SIZE_BYTES,
+  ManifestMerger,
+  manifestMergePolicy,
+  packEnd,
+  planManifestMerge,
+  type ManifestBin,
+  type ManifestMergePolicy,
+  type MergeRequest,
+} from './transaction/merge-manifests.ts';
 export { DEFAULT_RETRY_POLICY, type RetryPolicy } from './transaction/retry.ts';
 export { newSnapshotId } from './transaction/snapshot-id.ts';
 export { dataFileLocation, manifestListLocation, manifestLocation } from './transaction/locations.ts';

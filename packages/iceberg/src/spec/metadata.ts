@@ -134,3 +134,33 @@ export function findInAncestry(
   }
   return undefined;
 }
+
+/** One earlier metadata file of the table, as `metadata-log` lists it. */
+export interface MetadataLogEntry {
+  /** When that version was written: its `last-updated-ms`. */
+  'timestamp-ms': number;
+  'metadata-file': string;
+}
+
+/**
+ * The earlier metadata files the table metadata lists, oldest first, each the version just
+ * before the next (the last one is the version before the current); empty when it keeps none.
+ * Writers keep the last `write.metadata.previous-versions-max` of them (Java's default 100),
+ * and each still shows the snapshots and refs of its time, even after expiry removed them from
+ * the current metadata. Only the entries after a malformed one are given, so that the list
+ * stays unbroken.
+ */
+export function metadataLog(metadata: TableMetadata): MetadataLogEntry[] {
+  const log = metadata['metadata-log'];
+  if (!Array.isArray(log)) return [];
+  const entries: MetadataLogEntry[] = [];
+  for (const e of log as unknown[]) {
+    const entry = e as Partial<Record<keyof MetadataLogEntry, unknown>> | null;
+    if (typeof entry?.['metadata-file'] === 'string' && typeof entry['timestamp-ms'] === 'number') {
+      entries.push({ 'timestamp-ms': entry['timestamp-ms'], 'metadata-file': entry['metadata-file'] });
+    } else {
+      entries.length = 0;
+    }
+  }
+  return entries;
+}

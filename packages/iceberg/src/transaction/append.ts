@@ -12,6 +12,7 @@ import {
 } from '../spec/metadata.ts';
 import { readManifestList, writeManifest, writeManifestList, type DataFile, type ManifestFile } from '../writer/index.ts';
 import { manifestListLocation, manifestLocation } from './locations.ts';
+import { ManifestMerger, manifestMergePolicy } from './merge-manifests.ts';
 import { backoffMs, DEFAULT_RETRY_POLICY, sleep, type RetryPolicy } from './retry.ts';
 import { newSnapshotId } from './snapshot-id.ts';
 import { appendSummary, type ListedTotals } from './summary.ts';
@@ -46,6 +47,10 @@ export interface AppendResult {
   attempts: number;
   /** True when an earlier attempt with an unknown outcome had in fact landed. */
   foundInAncestry: boolean;
+  /**
+   * The manifest listing the new files as added (a merged one when the append merged them);
+   * undefined when an earlier attempt was found landed.
+   */
   manifestLocation: string | undefined;
   manifestListLocation: string | undefined;
 }
@@ -59,8 +64,10 @@ interface WrittenManifest {
 }
 
 /**
- * Appends data files to a format v2 table as one snapshot on `main` (a fast append: the new
- * manifest plus the parent's manifests, copied as they are).
+ * Appends data files to a format v2 table as one snapshot on `main`: the new manifest plus the
+ * parent's manifests, small ones merged as Java's merge append does when the table's
+ * `commit.manifest-merge.enabled` is true (the default; see merge-manifests.ts), else copied
+ * as they are (a fast append).
  *
  * A lost race (409) reloads, rebuilds the manifest list on the new head and commits the same
  * manifest again. An unknown outcome (5xx, timeout) reloads and looks for the snapshot id on
@@ -68,35 +75,59 @@ interface WrittenManifest {
  */
 export async function appendDataFiles(options: AppendOptions): Promise<AppendResult> {
   if (options.dataFiles.length === 0) throw new IcebergError('bad_request', 'an append needs at least one data file');
-  const state: AppendState = { manifest: undefined, sawUnknownOutcome: false };
+  const state: AppendState = { manifest: undefined, merger: undefined, sawUnknownOutcome: false };
   try {
-    return await appendWithRetries(options, state);
+    const result = await appendWithRetries(options, state);
+    if (result.committed) await deleteUnreferenced(options.io, state, result.committed);
+    return result.result;
   } catch (error) {
-    // Our manifest is referenced by nothing unless some commit's outcome was unknown.
-    if (state.manifest && !state.sawUnknownOutcome) await bestEffortDelete(options.io, state.manifest.location);
+    await deleteUnreferenced(options.io, state, []);
     throw error;
   }
 }
 
 interface AppendState {
   manifest: WrittenManifest | undefined;
+  /** Made once from the first base's properties, and kept so retries reuse its merges. */
+  merger: ManifestMerger | undefined;
   sawUnknownOutcome: boolean;
 }
 
-async function appendWithRetries(options: AppendOptions, state: AppendState): Promise<AppendResult> {
+/**
+ * Deletes the manifests this append wrote that `committed` (the landed list's manifests, or
+ * none) does not reference: a merged manifest of a lost race, or ours once merged into
+ * another. After an unknown outcome nothing is deleted, as a list we lost track of may hold them.
+ */
+async function deleteUnreferenced(io: FileIO, state: AppendState, committed: readonly ManifestFile[]): Promise<void> {
+  if (state.sawUnknownOutcome) return;
+  const referenced = new Set(committed.map((m) => m.manifest_path));
+  const written = [...(state.manifest ? [state.manifest.location] : []), ...(state.merger?.written ?? [])];
+  await Promise.all(written.filter((location) => !referenced.has(location)).map((location) => bestEffortDelete(io, location)));
+}
+
+/** The result, and the manifests of the list this call committed (none when found landed). */
+interface Attempted {
+  result: AppendResult;
+  committed: ManifestFile[] | undefined;
+}
+
+async function appendWithRetries(options: AppendOptions, state: AppendState): Promise<Attempted> {
   const { catalog, table, io } = options;
   const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
   const snapshotId = options.snapshotId ?? newSnapshotId();
   let metadata = (options.base ?? (await catalog.loadTable(table))).metadata;
   let lastError: IcebergError | undefined;
+  const landed = (attempts: number): Attempted => ({
+    result: { snapshotId, metadata, attempts, foundInAncestry: true, manifestLocation: undefined, manifestListLocation: undefined },
+    committed: undefined,
+  });
 
   for (let attempt = 1; attempt <= policy.attempts; attempt++) {
-    if (isInAncestry(metadata, snapshotId)) {
-      return { snapshotId, metadata, attempts: attempt - 1, foundInAncestry: true, manifestLocation: state.manifest?.location, manifestListLocation: undefined };
-    }
+    if (isInAncestry(metadata, snapshotId)) return landed(attempt - 1);
     assertWritable(metadata);
     await options.validateBase?.(metadata);
     state.manifest ??= await writeOurManifest(io, metadata, snapshotId, options.dataFiles);
+    state.merger ??= new ManifestMerger(io, manifestMergePolicy(metadata.properties));
     const manifest = state.manifest;
 
     const parent = branchHead(metadata);
@@ -120,14 +151,10 @@ async function appendWithRetries(options: AppendOptions, state: AppendState): Pr
       partitions: [],
       key_metadata: null,
     };
+    const manifests = await state.merger.merge({ metadata, snapshotId, sequenceNumber: BigInt(sequenceNumber), manifests: [ours, ...parentManifests] });
     await io.put(
       listLocation,
-      writeManifestList({
-        snapshotId,
-        parentSnapshotId: parent?.['snapshot-id'] ?? null,
-        sequenceNumber: BigInt(sequenceNumber),
-        manifests: [ours, ...parentManifests],
-      }),
+      writeManifestList({ snapshotId, parentSnapshotId: parent?.['snapshot-id'] ?? null, sequenceNumber: BigInt(sequenceNumber), manifests }),
     );
     const summary = appendSummary(
       parent?.summary,
@@ -160,12 +187,15 @@ async function appendWithRetries(options: AppendOptions, state: AppendState): Pr
         ],
       });
       return {
-        snapshotId,
-        metadata: committed.metadata,
-        attempts: attempt,
-        foundInAncestry: false,
-        manifestLocation: manifest.location,
-        manifestListLocation: listLocation,
+        result: {
+          snapshotId,
+          metadata: committed.metadata,
+          attempts: attempt,
+          foundInAncestry: false,
+          manifestLocation: manifests.find((m) => m.added_snapshot_id === snapshotId && m.added_files_count > 0)?.manifest_path,
+          manifestListLocation: listLocation,
+        },
+        committed: manifests,
       };
     } catch (error) {
       if (!isIcebergError(error) || (error.kind !== 'commit_conflict' && error.kind !== 'commit_state_unknown')) throw error;
@@ -189,9 +219,7 @@ async function appendWithRetries(options: AppendOptions, state: AppendState): Pr
   }
 
   // The last attempt's outcome may still be unknown: the reload above settles it.
-  if (isInAncestry(metadata, snapshotId)) {
-    return { snapshotId, metadata, attempts: policy.attempts, foundInAncestry: true, manifestLocation: state.manifest?.location, manifestListLocation: undefined };
-  }
+  if (isInAncestry(metadata, snapshotId)) return landed(policy.attempts);
   throw lastError ?? new IcebergError('commit_conflict', 'append gave up');
 }
 

@@ -1,0 +1,245 @@
+import { IcebergError } from '../errors.ts';
+import type { FileIO } from '../io/file-io.ts';
+import { currentSchema, type TableMetadata } from '../spec/metadata.ts';
+import { ENTRY_STATUS, readManifestEntries, writeManifestEntries, type ManifestEntry, type ManifestFile } from '../writer/index.ts';
+import { manifestLocation } from './locations.ts';
+
+/** The table properties of the merge, named and defaulted as Java's TableProperties. */
+export const MANIFEST_MERGE_ENABLED = 'commit.manifest-merge.enabled';
+export const MANIFEST_MIN_MERGE_COUNT = 'commit.manifest.min-count-to-merge';
+export const MANIFEST_TARGET_SIZE_BYTES = 'commit.manifest.target-size-bytes';
+
+export interface ManifestMergePolicy {
+  enabled: boolean;
+  /** The bin holding the new manifest is merged only from this many manifests on. */
+  minCountToMerge: number;
+  /** Manifests are packed into bins of at most this many bytes (by `manifest_length`). */
+  targetSizeBytes: number;
+}
+
+export const DEFAULT_MANIFEST_MERGE_POLICY: Readonly<ManifestMergePolicy> = Object.freeze({
+  enabled: true,
+  minCountToMerge: 100,
+  targetSizeBytes: 8 * 1024 * 1024,
+});
+
+/** The merge policy a table's properties set; a malformed value fails as it does in Java. */
+export function manifestMergePolicy(properties: Readonly<Record<string, string>> = {}): ManifestMergePolicy {
+  const enabled = properties[MANIFEST_MERGE_ENABLED];
+  return {
+    // Java's Boolean.parseBoolean: "true" in any case, anything else is false.
+    enabled: enabled === undefined ? DEFAULT_MANIFEST_MERGE_POLICY.enabled : enabled.toLowerCase() === 'true',
+    minCountToMerge: integerProperty(properties, MANIFEST_MIN_MERGE_COUNT, DEFAULT_MANIFEST_MERGE_POLICY.minCountToMerge),
+    targetSizeBytes: integerProperty(properties, MANIFEST_TARGET_SIZE_BYTES, DEFAULT_MANIFEST_MERGE_POLICY.targetSizeBytes),
+  };
+}
+
+function integerProperty(properties: Readonly<Record<string, string>>, name: string, fallback: number): number {
+  const value = properties[name];
+  if (value === undefined) return fallback;
+  if (!/^\s*[-+]?\d+\s*$/.test(value) || !Number.isSafeInteger(Number(value))) {
+    throw new IcebergError('bad_request', `table property ${name} must be an integer, not ${JSON.stringify(value)}`);
+  }
+  return Number(value);
+}
+
+/**
+ * Java's `ListPacker.packEnd` with a lookback of 1: items are packed in order from the last,
+ * one open bin at a time, and a bin is closed when the next item would take it past
+ * `targetWeight` (an item heavier than that gets a bin of its own). Bins and their items keep
+ * the input order, so the only under-filled bin is the first: the one holding the newest
+ * manifest, merged again next time.
+ */
+export function packEnd<T>(items: readonly T[], weight: (item: T) => number, targetWeight: number): T[][] {
+  const bins: T[][] = [];
+  let open: T[] | undefined;
+  let openWeight = 0;
+  for (const item of [...items].reverse()) {
+    const w = weight(item);
+    if (open && openWeight + w <= targetWeight) {
+      open.push(item);
+      openWeight += w;
+    } else {
+      open = [item];
+      openWeight = w;
+      bins.push(open);
+    }
+  }
+  return bins.reverse().map((bin) => bin.reverse());
+}
+
+/** A run of manifests of one spec: kept in the list as they are, or merged into one. */
+export interface ManifestBin {
+  /** The manifests' spec (the first's, for the delete manifests, which are only kept). */
+  specId: number;
+  merge: boolean;
+  manifests: ManifestFile[];
+}
+
+/**
+ * Java's ManifestMergeManager on the manifests of a new snapshot (`manifests[0]` is the one
+ * the snapshot writes, then the parent's): manifests without live files are dropped (as
+ * MergingSnapshotProducer does); data manifests are grouped by spec id, highest first, and
+ * each group of a spec in `mergeableSpecIds` is packed with `packEnd`. A bin of one is kept;
+ * the bin holding the new manifest is kept while it has fewer than `minCountToMerge`
+ * manifests, so one large manifest does not hold back merging older ones; every other bin is
+ * merged. Groups of other specs and delete manifests (never merged with data) are kept.
+ */
+export function planManifestMerge(
+  manifests: readonly ManifestFile[],
+  policy: Pick<ManifestMergePolicy, 'minCountToMerge' | 'targetSizeBytes'>,
+  mergeableSpecIds: ReadonlySet<number>,
+): ManifestBin[] {
+  const first = manifests[0];
+  if (first === undefined) return [];
+  const live = manifests.filter((m) => m === first || m.added_files_count > 0 || m.existing_files_count > 0);
+
+  const groups = new Map<number, ManifestFile[]>();
+  for (const m of live.filter((m) => m.content === 0)) {
+    const group = groups.get(m.partition_spec_id);
+    if (group) group.push(m);
+    else groups.set(m.partition_spec_id, [m]);
+  }
+  const bins: ManifestBin[] = [];
+  for (const [specId, group] of [...groups].sort(([a], [b]) => b - a)) {
+    if (!mergeableSpecIds.has(specId)) {
+      bins.push({ specId, merge: false, manifests: group });
+      continue;
+    }
+    for (const bin of packEnd(group, (m) => Number(m.manifest_length), policy.targetSizeBytes)) {
+      const held = bin.length === 1 || (bin.includes(first) && bin.length < policy.minCountToMerge);
+      bins.push({ specId, merge: !held, manifests: bin });
+    }
+  }
+  const deletes = live.filter((m) => m.content !== 0);
+  if (deletes.length > 0) bins.push({ specId: deletes[0]!.partition_spec_id, merge: false, manifests: deletes });
+  return bins;
+}
+
+/** What a merged manifest holds; its list entry is built per commit attempt from this. */
+interface MergedManifest {
+  location: string;
+  length: bigint;
+  addedFiles: number;
+  addedRows: bigint;
+  existingFiles: number;
+  existingRows: bigint;
+  /** The least data sequence number of its existing entries (its added ones take the commit's). */
+  minExistingSequence: bigint | null;
+}
+
+export interface MergeRequest {
+  /** The table the snapshot is built on: its current schema and specs are written with. */
+  metadata: TableMetadata;
+  snapshotId: bigint;
+  sequenceNumber: bigint;
+  /** The new snapshot's manifest first, then the parent's. */
+  manifests: readonly ManifestFile[];
+}
+
+/**
+ * Merges a new snapshot's manifests as Java's merge append does, for one append across its
+ * commit attempts: a bin met again on a later attempt (same manifests) reuses the manifest
+ * merged for it, as Java's ManifestMergeManager caches merges for retries. Entries the new
+ * snapshot adds stay ADDED and inherit its sequence number; every other live entry becomes
+ * EXISTING with its own snapshot id and sequence numbers.
+ */
+export class ManifestMerger {
+  readonly policy: ManifestMergePolicy;
+  private readonly io: FileIO;
+  private readonly merged = new Map<string, Promise<MergedManifest>>();
+  private readonly locations: string[] = [];
+
+  constructor(io: FileIO, policy: ManifestMergePolicy) {
+    this.io = io;
+    this.policy = policy;
+  }
+
+  /** Every merged manifest written so far, committed or not. */
+  get written(): readonly string[] {
+    return this.locations;
+  }
+
+  /** The manifest list entries of the new snapshot: `request.manifests` when merging is off. */
+  async merge(request: MergeRequest): Promise<ManifestFile[]> {
+    if (!this.policy.enabled) return [...request.manifests];
+    const mergeable = new Set(request.metadata['partition-specs'].filter((s) => s.fields.length === 0).map((s) => s['spec-id']));
+    const bins = planManifestMerge(request.manifests, this.policy, mergeable);
+    const results = await Promise.all(
+      bins.map(async (bin) => (bin.merge ? [listEntry(await this.mergedFor(bin, request), bin.specId, request)] : bin.manifests)),
+    );
+    return results.flat();
+  }
+
+  private mergedFor(bin: ManifestBin, request: MergeRequest): Promise<MergedManifest> {
+    const key = bin.manifests.map((m) => m.manifest_path).join('\n');
+    let merged = this.merged.get(key);
+    if (!merged) {
+      merged = this.write(bin, request);
+      this.merged.set(key, merged);
+    }
+    return merged;
+  }
+
+  private async write(bin: ManifestBin, request: MergeRequest): Promise<MergedManifest> {
+    const spec = request.metadata['partition-specs'].find((s) => s['spec-id'] === bin.specId)!;
+    const read = await Promise.all(bin.manifests.map(async (m) => readManifestEntries(await this.io.get(m.manifest_path), m)));
+    const entries = read.flat().flatMap((entry) => carried(entry, request.snapshotId));
+    const bytes = writeManifestEntries({ schema: currentSchema(request.metadata), partitionSpec: spec, entries });
+    const location = manifestLocation(request.metadata.location);
+    this.locations.push(location);
+    await this.io.put(location, bytes);
+
+    const merged: MergedManifest = { location, length: BigInt(bytes.byteLength), addedFiles: 0, addedRows: 0n, existingFiles: 0, existingRows: 0n, minExistingSequence: null };
+    for (const entry of entries) {
+      if (entry.status === ENTRY_STATUS.ADDED) {
+        merged.addedFiles += 1;
+        merged.addedRows += entry.dataFile.record_count;
+      } else {
+        merged.existingFiles += 1;
+        merged.existingRows += entry.dataFile.record_count;
+        const sequence = entry.sequenceNumber!;
+        if (merged.minExistingSequence === null || sequence < merged.minExistingSequence) merged.minExistingSequence = sequence;
+      }
+    }
+    return merged;
+  }
+}
+
+/**
+ * An entry as the merged manifest carries it (Java ManifestMergeManager.createManifest). An
+ * append deletes nothing, so every DELETED entry is an earlier snapshot's and is dropped.
+ */
+function carried(entry: ManifestEntry, snapshotId: bigint): ManifestEntry[] {
+  if (entry.status === ENTRY_STATUS.DELETED) return [];
+  if (entry.status === ENTRY_STATUS.ADDED && entry.snapshotId === snapshotId) {
+    // Left unassigned, so the entry inherits whatever sequence number the commit gets.
+    return [{ ...entry, sequenceNumber: null, fileSequenceNumber: null }];
+  }
+  if (entry.snapshotId === null || entry.sequenceNumber === null) {
+    // Written as EXISTING without them, the file would inherit the new snapshot's instead.
+    throw new IcebergError('unsupported', `manifest entry of ${entry.dataFile.file_path} has no snapshot id or sequence number to carry into a merged manifest`);
+  }
+  return [{ ...entry, status: ENTRY_STATUS.EXISTING }];
+}
+
+function listEntry(merged: MergedManifest, specId: number, request: MergeRequest): ManifestFile {
+  return {
+    manifest_path: merged.location,
+    manifest_length: merged.length,
+    partition_spec_id: specId,
+    content: 0,
+    sequence_number: request.sequenceNumber,
+    // Existing entries were committed before this snapshot, so theirs are the least.
+    min_sequence_number: merged.minExistingSequence ?? request.sequenceNumber,
+    added_snapshot_id: request.snapshotId,
+    added_files_count: merged.addedFiles,
+    existing_files_count: merged.existingFiles,
+    deleted_files_count: 0,
+    added_rows_count: merged.addedRows,
+    existing_rows_count: merged.existingRows,
+    deleted_rows_count: 0n,
+    partitions: [],
+    key_metadata: null,
+  };
+}

@@ -21,7 +21,12 @@ export type IcebergErrorKind =
   /** Any other server failure. */
   | 'server_error'
   /** The table uses something this library does not write (e.g. format v1 or v3). */
-  | 'unsupported';
+  | 'unsupported'
+  /**
+   * Another writer changed what an operation was planned on (e.g. deleted or rewrote files a
+   * rewrite replaces): retrying the same commit would lose or revive rows; plan it again.
+   */
+  | 'validation_failed';
 
 const RETRYABLE: ReadonlySet<IcebergErrorKind> = new Set(['commit_conflict', 'unavailable']);
 

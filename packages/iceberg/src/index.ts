@@ -28,3 +28,11 @@ export { newSnapshotId } from './transaction/snapshot-id.ts';
 export { dataFileLocation, manifestListLocation, manifestLocation } from './transaction/locations.ts';
 export { writeDataFile, type WriteDataFileOptions } from './transaction/write-data-file.ts';
 export { putDataFile, type PutDataFileOptions } from './transaction/put-data-file.ts';
+export {
+  DEFAULT_MIN_INPUT_FILES,
+  DEFAULT_TARGET_FILE_SIZE_BYTES,
+  rewriteDataFiles,
+  type RewriteDataFilesOptions,
+  type RewriteDataFilesResult,
+  type RewriteSkipped,
+} from './transaction/rewrite-files.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { IcebergError } from '../errors.ts';
-import { appendSummary } from './summary.ts';
+import { appendSummary, replaceSummary } from './summary.ts';
 
 const added = { dataFiles: 1, records: 10n, filesSize: 2048n };
 
@@ -54,5 +54,42 @@ describe('append summary', () => {
   it('refuses caller properties that would overwrite computed keys', () => {
     expect(() => appendSummary(undefined, added, undefined, { 'total-records': '1' })).toThrow(IcebergError);
     expect(() => appendSummary(undefined, added, undefined, { operation: 'overwrite' })).toThrow(IcebergError);
+  });
+});
+
+describe('replace summary', () => {
+  const removed = { dataFiles: 20, records: 60n, filesSize: 40_000n };
+  const rewritten = { dataFiles: 1, records: 60n, filesSize: 9_000n };
+
+  it('counts what was added and deleted, and moves the totals by the difference', () => {
+    const parent = { operation: 'append', 'total-data-files': '25', 'total-records': '100', 'total-files-size': '50000', 'total-delete-files': '0', 'total-position-deletes': '0', 'total-equality-deletes': '0' };
+    expect(replaceSummary(parent, rewritten, removed, undefined, { 'app.job': 'j1' })).toEqual({
+      'app.job': 'j1',
+      operation: 'replace',
+      'added-data-files': '1',
+      'added-records': '60',
+      'added-files-size': '9000',
+      'deleted-data-files': '20',
+      'deleted-records': '60',
+      'removed-files-size': '40000',
+      'changed-partition-count': '1',
+      'total-data-files': '6',
+      'total-records': '100',
+      'total-files-size': '19000',
+      'total-delete-files': '0',
+      'total-position-deletes': '0',
+      'total-equality-deletes': '0',
+    });
+  });
+
+  it('takes the size total from counted live files when the parent lacks it', () => {
+    const summary = replaceSummary({ operation: 'append' }, rewritten, removed, { dataFiles: 20n, records: 60n, deleteFiles: 0n, filesSize: 40_000n });
+    expect(summary['total-files-size']).toBe('9000');
+    expect(summary['total-data-files']).toBe('1');
+    expect(summary['total-position-deletes']).toBeUndefined();
+  });
+
+  it('refuses caller properties that would overwrite its computed keys', () => {
+    expect(() => replaceSummary(undefined, rewritten, removed, undefined, { 'deleted-records': '1' })).toThrow(IcebergError);
   });
 });

@@ -1,0 +1,95 @@
+import { type RecordBatch, Table } from 'apache-arrow';
+import { IcebergError } from '../errors.ts';
+import type { FileIO } from '../io/file-io.ts';
+import { conformerFor } from '../writer/arrow-conform.ts';
+import type { DataFile } from '../writer/data-file.ts';
+import type { ManifestDataFile } from '../writer/manifest.ts';
+import { joinParquetParts, type ParquetPart, writeParquetPart } from '../writer/parquet.ts';
+import { parquetArrowSchema, readParquetRowGroups } from '../writer/parquet-read.ts';
+import { IO_WIDTH } from './bounded.ts';
+import { putDataFile } from './put-data-file.ts';
+import type { KeptFiles, RewriteBin } from './rewrite-plan.ts';
+
+/**
+ * Decoded rows held before they are encoded as one part (one row group of the output). Bounds
+ * the decoded data in memory, whatever the target size; parts hold encoded bytes only.
+ */
+export const PART_DECODED_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Reads a bin's files one by one, a row group at a time, and writes their rows, in order and
+ * value for value, as one Parquet data file under the bin's schema; the metrics are computed
+ * from the rows. Every file must give as many rows as its manifest entry says.
+ */
+export async function rewriteBin(io: FileIO, tableLocation: string, bin: RewriteBin, kept: KeptFiles): Promise<DataFile> {
+  const parts: ParquetPart[] = [];
+  let pending: RecordBatch[] = [];
+  let pendingBytes = 0;
+  const flush = () => {
+    if (pending.length === 0) return;
+    parts.push(writeParquetPart(new Table(bin.arrowSchema, pending), { schema: bin.schema }));
+    pending = [];
+    pendingBytes = 0;
+  };
+  const reads = new ReadAhead(io, bin.files, kept);
+  for (const [i, file] of bin.files.entries()) {
+    const bytes = await reads.take(i);
+    const conformer = conformerFor(parquetArrowSchema(bytes), bin.arrowSchema);
+    if (conformer === null) throw new IcebergError('validation_failed', `${file.file_path} no longer has the schema it was planned with`);
+    let rows = 0n;
+    for (const group of readParquetRowGroups(bytes)) {
+      for (const batch of group) {
+        const conformed = conformer.conform(batch);
+        rows += BigInt(conformed.numRows);
+        pending.push(conformed);
+        pendingBytes += conformed.data.byteLength;
+      }
+      if (pendingBytes >= PART_DECODED_BYTES) flush();
+    }
+    if (rows !== file.record_count) {
+      throw new IcebergError('validation_failed', `${file.file_path} holds ${rows} rows, its manifest entry says ${file.record_count}`);
+    }
+  }
+  flush();
+  return putDataFile({ io, tableLocation, written: joinParquetParts(parts, bin.schema) });
+}
+
+/** Input files fetched ahead of the one being rewritten, or only that one when it is bigger. */
+export const READ_AHEAD_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Fetches the files ahead of the one being read (up to IO_WIDTH of them and READ_AHEAD_BYTES
+ * in all), so that the store's latency overlaps the decoding instead of adding to it. Files the
+ * planner kept are taken from `kept` (and let go) instead.
+ */
+class ReadAhead {
+  private readonly fetches: Array<Promise<Uint8Array> | undefined> = [];
+  private started = 0;
+  private bytesAhead = 0;
+
+  constructor(
+    private readonly io: FileIO,
+    private readonly files: readonly ManifestDataFile[],
+    private readonly kept: KeptFiles,
+  ) {}
+
+  /** File `i`'s bytes; files are taken in order. */
+  take(i: number): Promise<Uint8Array> {
+    while (this.started < this.files.length && this.started - i < IO_WIDTH) {
+      const size = Number((this.files[this.started] as ManifestDataFile).file_size_in_bytes);
+      if (this.started > i && this.bytesAhead + size > READ_AHEAD_BYTES) break;
+      const path = (this.files[this.started] as ManifestDataFile).file_path;
+      const keptBytes = this.kept.get(path);
+      this.kept.delete(path);
+      const bytes = keptBytes === undefined ? this.io.get(path) : Promise.resolve(keptBytes);
+      // Awaited in turn; a fetch never awaited (an earlier file failed) must not go unhandled.
+      bytes.catch(() => undefined);
+      this.fetches[this.started++] = bytes;
+      this.bytesAhead += size;
+    }
+    const bytes = this.fetches[i] as Promise<Uint8Array>;
+    this.fetches[i] = undefined;
+    this.bytesAhead -= Number((this.files[i] as ManifestDataFile).file_size_in_bytes);
+    return bytes;
+  }
+}

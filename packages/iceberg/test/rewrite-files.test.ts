@@ -1,0 +1,402 @@
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { parquetMetadata } from 'hyparquet';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { repoRoot, stackEnv } from '../../../tests/support/stack.ts';
+import {
+  ENTRY_STATUS,
+  IcebergError,
+  RestCatalog,
+  S3FileIO,
+  appendDataFiles,
+  branchHead,
+  commitSchemaChange,
+  indexById,
+  readManifestEntries,
+  readManifestList,
+  rewriteDataFiles,
+  schemaFromJson,
+  type FileIO,
+  type LoadTableResult,
+  type ManifestEntry,
+  type TableIdent,
+  type TableMetadata,
+} from '../src/index.ts';
+import { startFaultyProxy } from './faulty-proxy.ts';
+import { duckdbRows, pyicebergRows, type Row } from './readers.ts';
+import { catalogOptions, jsonRowsToDataFile, storeOptions, uniqueName } from './support.ts';
+
+const schema = {
+  type: 'struct' as const,
+  fields: [
+    { id: 1, name: 'id', required: true, type: 'long' },
+    { id: 2, name: 's', required: false, type: 'string' },
+    { id: 3, name: 'tstz', required: false, type: 'timestamptz' },
+    { id: 4, name: 'dec', required: false, type: 'decimal(38, 10)' },
+    { id: 5, name: 'u', required: false, type: 'uuid' },
+    { id: 6, name: 'dt', required: false, type: 'date' },
+    {
+      id: 7,
+      name: 'st',
+      required: false,
+      type: {
+        type: 'struct',
+        fields: [
+          { id: 8, name: 'a', required: false, type: 'int' },
+          { id: 9, name: 'tags', required: false, type: { type: 'list', 'element-id': 10, element: 'string', 'element-required': false } },
+        ],
+      },
+    },
+    { id: 11, name: 'li', required: false, type: { type: 'list', 'element-id': 12, element: 'long', 'element-required': true } },
+    { id: 13, name: '__ingest_ts', required: false, type: 'timestamptz' },
+  ],
+};
+
+const ROWS_PER_FILE = 3;
+
+/** Row `id` of a test table: varied values, nulls where `id` says so, a few extremes. */
+function row(id: number): Record<string, unknown> {
+  const day = String(1 + (id % 28)).padStart(2, '0');
+  return {
+    id,
+    s: id % 4 === 0 ? null : `row ${id} ${'é'.repeat(id % 3)}`,
+    tstz: id % 5 === 0 ? null : `2026-03-${day}T${String(id % 24).padStart(2, '0')}:00:00.${String(id).padStart(6, '0')}+02:00`,
+    dec: id % 6 === 0 ? null : `${id === 1 ? '-' : ''}${id}${'9'.repeat(20)}.${String(id).padStart(10, '0')}`,
+    u: id % 7 === 0 ? null : `${id.toString(16).padStart(8, '0')}-0000-4000-8000-${(id * 997).toString(16).padStart(12, '0')}`,
+    dt: `2025-${String(1 + (id % 12)).padStart(2, '0')}-${day}`,
+    st: id % 3 === 0 ? null : { a: id % 2 === 0 ? null : -id, tags: id % 2 === 0 ? [] : [`t${id}`, null] },
+    li: id % 8 === 0 ? null : [id, -(2n ** 62n) - BigInt(id)],
+    __ingest_ts: `2026-04-01T00:00:${String(id % 60).padStart(2, '0')}.${String(id * 7).padStart(6, '0')}Z`,
+  };
+}
+
+function json(value: unknown): string {
+  return JSON.stringify(value, (_, v: unknown) => (typeof v === 'bigint' ? `@@${v}@@` : v)).replace(/"@@(-?\d+)@@"/g, '$1');
+}
+
+/** Readers hand uuids over as text or raw bytes; compare as text, rows in id order. */
+function normalised(rows: Row[]): Row[] {
+  return rows
+    .map((r) => {
+      const u = r['u'];
+      if (typeof u !== 'string' || u.includes('-')) return r;
+      const hex = Buffer.from(u, 'base64').toString('hex');
+      return { ...r, u: `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}` };
+    })
+    .sort((a, b) => Number(a['id']) - Number(b['id']));
+}
+
+const run = promisify(execFile);
+
+/** Runs Python with PyIceberg against the stack (another engine), `table` loaded as `t`. */
+async function pyiceberg(table: TableIdent, code: string): Promise<void> {
+  const prelude = [
+    'import pyarrow as pa',
+    'from pyiceberg.expressions import *',
+    'from connections import catalog',
+    `t = catalog().load_table((${JSON.stringify(table.namespace)}, ${JSON.stringify(table.name)}))`,
+  ].join('\n');
+  await run(path.join(repoRoot, '.venv', 'bin', 'python'), ['-c', `${prelude}\n${code}`], {
+    env: { ...process.env, ...stackEnv() },
+    cwd: path.join(repoRoot, 'tests', 'readers'),
+  });
+}
+
+/** A FileIO that remembers what was written through it. */
+function recording(io: FileIO): FileIO & { puts: string[] } {
+  const puts: string[] = [];
+  return {
+    puts,
+    put: async (location, bytes, options) => {
+      puts.push(location);
+      await io.put(location, bytes, options);
+    },
+    get: (location) => io.get(location),
+    delete: (location) => io.delete(location),
+    exists: (location) => io.exists(location),
+  };
+}
+
+const fastRetry = { attempts: 5, minBackoffMs: 20, maxBackoffMs: 200 };
+
+describe('rewriteDataFiles on the real catalog', () => {
+  const namespace = uniqueName('it_rewrite');
+  let catalog: RestCatalog;
+  let io: S3FileIO;
+  let tableCount = 0;
+
+  beforeAll(async () => {
+    catalog = await RestCatalog.connect(catalogOptions());
+    io = new S3FileIO(storeOptions());
+    await catalog.createNamespace(namespace);
+  });
+
+  afterAll(async () => {
+    io.close();
+    for (const t of await catalog.listTables(namespace)) await catalog.dropTable({ namespace, name: t.name }, { purge: true });
+    await catalog.dropNamespace(namespace);
+  });
+
+  async function newTable(properties: Record<string, string> = {}): Promise<{ table: TableIdent; created: LoadTableResult }> {
+    tableCount += 1;
+    const table = { namespace, name: `t${tableCount}` };
+    return { table, created: await catalog.createTable(namespace, table.name, { schema, properties }) };
+  }
+
+  /** One append per file, `ROWS_PER_FILE` rows each, ids from `firstId` on; returns the table after. */
+  async function appendFiles(table: TableIdent, files: number, firstId = 1, columns?: (r: Record<string, unknown>) => Record<string, unknown>): Promise<TableMetadata> {
+    let metadata = (await catalog.loadTable(table)).metadata;
+    for (let f = 0; f < files; f++) {
+      const ids = Array.from({ length: ROWS_PER_FILE }, (_, i) => firstId + f * ROWS_PER_FILE + i);
+      const rows = ids.map((id) => json(columns ? columns(row(id)) : row(id)));
+      const dataFile = await jsonRowsToDataFile(io, metadata, rows);
+      metadata = (await appendDataFiles({ catalog, table, io, dataFiles: [dataFile] })).metadata;
+    }
+    return metadata;
+  }
+
+  async function liveEntries(metadata: TableMetadata): Promise<Array<{ entry: ManifestEntry; manifest: string }>> {
+    const out = [];
+    for (const manifest of readManifestList(await io.get(branchHead(metadata)!['manifest-list']))) {
+      for (const entry of readManifestEntries(await io.get(manifest.manifest_path), manifest)) out.push({ entry, manifest: manifest.manifest_path });
+    }
+    return out;
+  }
+
+  it('rewrites 20 small files as one, every value, field id and sequence number as it should be', async () => {
+    const { table } = await newTable();
+    const before = await appendFiles(table, 20);
+    const originals = (await liveEntries(before)).map((l) => l.entry);
+    expect(originals).toHaveLength(20);
+    const pyBefore = normalised(await pyicebergRows(namespace, table.name));
+    const duckBefore = normalised(await duckdbRows((await catalog.loadTable(table)).metadataLocation!));
+    expect(pyBefore).toHaveLength(60);
+    expect(duckBefore).toEqual(pyBefore);
+
+    const result = await rewriteDataFiles({ catalog, table, io, summary: { 'app.job': 'compact-1' } });
+    expect(result.skipped).toBeUndefined();
+    expect(result).toMatchObject({ attempts: 1, dataFilesBefore: 20, dataFilesAfter: 1 });
+    expect(result.rewritten).toEqual({ files: 20, rows: 60n, bytes: originals.reduce((s, e) => s + e.dataFile.file_size_in_bytes, 0n) });
+    expect(result.added.files).toBe(1);
+
+    const loaded = await catalog.loadTable(table);
+    expect(normalised(await pyicebergRows(namespace, table.name))).toEqual(pyBefore);
+    expect(normalised(await duckdbRows(loaded.metadataLocation!))).toEqual(pyBefore);
+
+    const head = branchHead(loaded.metadata)!;
+    expect(head['snapshot-id']).toBe(result.snapshotId);
+    expect(head['sequence-number']).toBe(21);
+    expect(head.summary).toEqual({
+      operation: 'replace',
+      'app.job': 'compact-1',
+      'added-data-files': '1',
+      'deleted-data-files': '20',
+      'added-records': '60',
+      'deleted-records': '60',
+      'added-files-size': String(result.added.bytes),
+      'removed-files-size': String(result.rewritten.bytes),
+      'changed-partition-count': '1',
+      'total-data-files': '1',
+      'total-records': '60',
+      'total-files-size': String(result.added.bytes),
+      'total-delete-files': '0',
+      'total-position-deletes': '0',
+      'total-equality-deletes': '0',
+    });
+
+    const list = readManifestList(await io.get(head['manifest-list']));
+    expect(list).toHaveLength(21);
+    const all = await liveEntries(loaded.metadata);
+    const added = all.filter((l) => l.entry.status === ENTRY_STATUS.ADDED);
+    expect(added).toHaveLength(1);
+    // The new file keeps the data sequence number of the snapshot the rewrite started from.
+    expect(added[0]!.entry).toMatchObject({ snapshotId: result.snapshotId, sequenceNumber: 20n, fileSequenceNumber: 21n });
+    expect(list[0]).toMatchObject({ added_files_count: 1, sequence_number: 21n, min_sequence_number: 20n, added_snapshot_id: result.snapshotId });
+    const deleted = all.filter((l) => l.entry.status === ENTRY_STATUS.DELETED).map((l) => l.entry);
+    expect(deleted).toHaveLength(20);
+    expect(all.filter((l) => l.entry.status === ENTRY_STATUS.EXISTING)).toHaveLength(0);
+    for (const original of originals) {
+      const gone = deleted.find((e) => e.dataFile.file_path === original.dataFile.file_path);
+      expect(gone).toMatchObject({ snapshotId: result.snapshotId, sequenceNumber: original.sequenceNumber, fileSequenceNumber: original.fileSequenceNumber });
+    }
+
+    // The new Parquet file carries exactly the table's field ids.
+    const file = added[0]!.entry.dataFile;
+    const footer = parquetMetadata(await io.get(file.file_path));
+    const fileIds = footer.schema.map((e) => e.field_id).filter((id) => id !== undefined).sort((a, b) => a! - b!);
+    expect(fileIds).toEqual([...indexById(schemaFromJson(loaded.metadata.schemas[0])).keys()].sort((a, b) => a - b));
+    expect(Number(footer.num_rows)).toBe(60);
+
+    // Metrics: counts summed over the originals, bounds the least and greatest of the rows.
+    const metric = (name: string, id: number) => (file[name] as Array<{ key: number; value: unknown }>).find((m) => m.key === id)?.value;
+    const sum = (name: string, id: number) =>
+      originals.reduce((s, e) => s + ((e.dataFile[name] as Array<{ key: number; value: bigint }>).find((m) => m.key === id)?.value ?? 0n), 0n);
+    for (const id of [1, 2, 3, 4, 5, 6, 13]) {
+      expect(metric('value_counts', id)).toBe(60n);
+      expect(metric('null_value_counts', id)).toBe(sum('null_value_counts', id));
+    }
+    const ids = Array.from({ length: 60 }, (_, i) => i + 1);
+    expect(metric('null_value_counts', 2)).toBe(BigInt(ids.filter((id) => id % 4 === 0).length));
+    const long = (v: unknown) => Buffer.from(v as Uint8Array).readBigInt64LE();
+    expect(long(metric('lower_bounds', 1))).toBe(1n);
+    expect(long(metric('upper_bounds', 1))).toBe(60n);
+    const micros = (text: string) => BigInt(Date.parse(text.slice(0, 19) + text.slice(26))) * 1000n + BigInt(text.slice(20, 26));
+    const tstz = ids.filter((id) => id % 5 !== 0).map((id) => micros(row(id).tstz as string));
+    expect(long(metric('lower_bounds', 3))).toBe(tstz.reduce((a, b) => (a < b ? a : b)));
+    expect(long(metric('upper_bounds', 3))).toBe(tstz.reduce((a, b) => (a > b ? a : b)));
+    const days = ids.map((id) => Date.parse(row(id).dt as string) / 86_400_000);
+    expect(Buffer.from(metric('lower_bounds', 6) as Uint8Array).readInt32LE()).toBe(Math.min(...days));
+    expect(Buffer.from(metric('upper_bounds', 6) as Uint8Array).readInt32LE()).toBe(Math.max(...days));
+    const unscaled = (v: unknown) => BigInt.asIntN(8 * (v as Uint8Array).length, BigInt(`0x${Buffer.from(v as Uint8Array).toString('hex')}`));
+    expect(unscaled(metric('lower_bounds', 4))).toBe(-BigInt(`1${'9'.repeat(20)}0000000001`));
+    expect(unscaled(metric('upper_bounds', 4))).toBe(BigInt(`59${'9'.repeat(20)}0000000059`));
+    expect(metric('value_counts', 9)).toBeUndefined();
+  });
+
+  it('keeps files of an older schema apart and their rows exact when a column was added meanwhile', async () => {
+    const { table } = await newTable();
+    await appendFiles(table, 6);
+    const loaded = await catalog.loadTable(table);
+    // Older files lack the column added here.
+    await commitSchemaChange(catalog, table, loaded.metadata, { addColumns: [{ name: 'extra', type: 'string' }] });
+    await appendFiles(table, 6, 100, (r) => ({ ...r, extra: `x${r['id'] as number}` }));
+    const before = normalised(await pyicebergRows(namespace, table.name));
+    expect(before).toHaveLength(36);
+    expect(before.filter((r) => r['extra'] === null)).toHaveLength(18);
+
+    const result = await rewriteDataFiles({ catalog, table, io, minInputFiles: 5 });
+    expect(result).toMatchObject({ dataFilesBefore: 12, dataFilesAfter: 2, rewritten: { files: 12, rows: 36n } });
+    expect(normalised(await pyicebergRows(namespace, table.name))).toEqual(before);
+    const after = await catalog.loadTable(table);
+    expect(normalised(await duckdbRows(after.metadataLocation!))).toEqual(before);
+
+    const added = (await liveEntries(after.metadata)).filter((l) => l.entry.status === ENTRY_STATUS.ADDED);
+    const idsPerFile = await Promise.all(
+      added.map(async (l) => parquetMetadata(await io.get(l.entry.dataFile.file_path)).schema.map((e) => e.field_id).filter((id) => id !== undefined)),
+    );
+    const extraId = after.metadata['last-column-id'];
+    expect(idsPerFile.map((ids) => ids.includes(extraId)).sort()).toEqual([false, true]);
+  });
+
+  it('rewrites files another engine wrote (64-bit offsets, uuid extension type) together with ours', async () => {
+    const { table } = await newTable();
+    await appendFiles(table, 3);
+    // PyIceberg writes strings, lists and binaries with 64-bit offsets.
+    await pyiceberg(
+      table,
+      [
+        'import datetime, decimal, uuid',
+        'utc = datetime.timezone.utc',
+        'for f in range(3):',
+        '    ids = range(100 + 3 * f, 103 + 3 * f)',
+        '    rows = [{"id": i, "s": None if i % 2 else f"py {i} \u00e9", "tstz": datetime.datetime(2026, 5, 1, i % 24, 0, 0, i, tzinfo=utc),',
+        '             "dec": decimal.Decimal(f"-{i}.0000000001"), "u": uuid.UUID(int=i).bytes, "dt": datetime.date(2024, 2, 29),',
+        '             "st": {"a": i, "tags": ["x", None]}, "li": [i, -i], "__ingest_ts": datetime.datetime(2026, 5, 2, tzinfo=utc)} for i in ids]',
+        '    t.append(pa.Table.from_pylist(rows, schema=t.schema().as_arrow()))',
+      ].join('\n'),
+    );
+    const before = normalised(await pyicebergRows(namespace, table.name));
+    expect(before).toHaveLength(18);
+    expect(before.find((r) => r['id'] === 101)).toMatchObject({ s: null, dec: '-101.0000000001', u: '00000000-0000-0000-0000-000000000065', li: [101, -101] });
+
+    const result = await rewriteDataFiles({ catalog, table, io });
+    expect(result).toMatchObject({ dataFilesBefore: 6, dataFilesAfter: 1, rewritten: { files: 6, rows: 18n } });
+    expect(normalised(await pyicebergRows(namespace, table.name))).toEqual(before);
+    expect(normalised(await duckdbRows((await catalog.loadTable(table)).metadataLocation!))).toEqual(before);
+  });
+
+  it('retries on the new head when another engine appended meanwhile, keeping both sides once', async () => {
+    const { table } = await newTable();
+    await appendFiles(table, 6);
+    const before = normalised(await pyicebergRows(namespace, table.name));
+    let calls = 0;
+    const result = await rewriteDataFiles({
+      catalog,
+      table,
+      io,
+      retry: fastRetry,
+      validateBase: async () => {
+        calls += 1;
+        if (calls === 1) await pyiceberg(table, 't.append(pa.Table.from_pylist([{"id": 1000}], schema=t.schema().as_arrow()))');
+      },
+    });
+    expect(result.attempts).toBe(2);
+    expect(calls).toBe(2);
+    expect(result).toMatchObject({ dataFilesBefore: 7, dataFilesAfter: 2 });
+    const rows = normalised(await pyicebergRows(namespace, table.name));
+    expect(rows.map((r) => Number(r['id']))).toEqual([...before.map((r) => Number(r['id'])), 1000]);
+    expect(rows.slice(0, -1)).toEqual(before);
+    const head = branchHead(result.metadata)!;
+    expect(head.summary).toMatchObject({ operation: 'replace', 'total-data-files': '2', 'total-records': '19', 'deleted-data-files': '6' });
+  });
+
+  it.each([
+    ['deletes a whole file', 'id <= 3', [1, 2, 3]],
+    ['rewrites part of a file', 'id == 5', [5]],
+  ])('fails cleanly when another engine %s meanwhile, losing and reviving nothing', async (_, predicate, removedIds) => {
+    const { table } = await newTable();
+    await appendFiles(table, 6);
+    const before = normalised(await pyicebergRows(namespace, table.name));
+    const recorder = recording(io);
+    let calls = 0;
+    const error = await rewriteDataFiles({
+      catalog,
+      table,
+      io: recorder,
+      retry: fastRetry,
+      validateBase: async () => {
+        calls += 1;
+        if (calls === 1) await pyiceberg(table, `t.delete(${JSON.stringify(predicate)})`);
+      },
+    }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(IcebergError);
+    expect((error as IcebergError).kind).toBe('validation_failed');
+    expect(calls).toBe(1);
+    const rows = normalised(await pyicebergRows(namespace, table.name));
+    expect(rows).toEqual(before.filter((r) => !removedIds.includes(Number(r['id']))));
+    expect(branchHead((await catalog.loadTable(table)).metadata)?.summary.operation).not.toBe('replace');
+    // Everything the rewrite wrote (data file, manifests, lists) is gone again.
+    expect(recorder.puts.some((l) => l.endsWith('.parquet'))).toBe(true);
+    expect(recorder.puts.length).toBeGreaterThanOrEqual(4);
+    for (const location of recorder.puts) expect(await io.exists(location)).toBe(false);
+  });
+
+  it('commits once when the answer to a landed commit is lost (502 after forwarding)', async () => {
+    const { table } = await newTable();
+    await appendFiles(table, 5);
+    const before = normalised(await pyicebergRows(namespace, table.name));
+    const proxy = await startFaultyProxy(catalogOptions().uri, { dropAnswers: 1, forward: true });
+    try {
+      const flaky = await RestCatalog.connect({ ...catalogOptions(), uri: proxy.uri });
+      const result = await rewriteDataFiles({ catalog: flaky, table, io, retry: fastRetry });
+      expect(result).toMatchObject({ attempts: 1, dataFilesAfter: 1 });
+      expect(proxy.stats).toEqual({ commitsForwarded: 1, answersDropped: 1 });
+      expect(branchHead(result.metadata)?.['snapshot-id']).toBe(result.snapshotId);
+    } finally {
+      await proxy.close();
+    }
+    expect(normalised(await pyicebergRows(namespace, table.name))).toEqual(before);
+  });
+
+  it('skips a partitioned table, and a table of too few small files', async () => {
+    const partitioned = await newTable();
+    await appendFiles(partitioned.table, 6);
+    await pyiceberg(partitioned.table, 'with t.update_spec() as u:\n    u.add_identity("dt")');
+    const loaded = await catalog.loadTable(partitioned.table);
+    const result = await rewriteDataFiles({ catalog, table: partitioned.table, io });
+    expect(result).toMatchObject({ snapshotId: null, skipped: 'partitioned', attempts: 0, dataFilesBefore: 6, dataFilesAfter: 6 });
+    expect(branchHead((await catalog.loadTable(partitioned.table)).metadata)?.['snapshot-id']).toBe(branchHead(loaded.metadata)?.['snapshot-id']);
+
+    const few = await newTable();
+    await appendFiles(few.table, 4);
+    expect(await rewriteDataFiles({ catalog, table: few.table, io })).toMatchObject({ snapshotId: null, skipped: 'too_few_files' });
+    // Files at or above the target are not small.
+    await appendFiles(few.table, 2, 100);
+    expect(await rewriteDataFiles({ catalog, table: few.table, io, targetFileSizeBytes: 1000 })).toMatchObject({ skipped: 'too_few_files' });
+    expect(await rewriteDataFiles({ catalog, table: few.table, io })).toMatchObject({ dataFilesBefore: 6, dataFilesAfter: 1 });
+  });
+});

@@ -11,7 +11,8 @@ usage: spark_table.py MODE NAMESPACE TABLE [MODE NAMESPACE TABLE ...]
   maintain  rewrite_data_files (min-input-files 2), then expire_snapshots (older than now,
             retain_last 1); what each procedure returned
 Prints one JSON line per step, in order: {"mode": ..., "namespace": ..., "table": ..., ...}.
-Starting Spark takes 15-30 s, so one call runs every step it is given on one session.
+Starting Spark takes tens of seconds, over a minute on a busy machine, so one call runs every step
+it is given on one session.
 
 Connection settings come from the environment as for the other readers (connections.py); the
 Iceberg jars from .venv/spark-jars (scripts/ensure-install.mjs); Java from JAVA_HOME, else the

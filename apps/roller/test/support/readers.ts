@@ -72,7 +72,8 @@ export interface SparkOutput {
 
 /**
  * Runs steps on one Spark session with Iceberg's Java runtime, in order (the Java reference,
- * tests/readers/spark_table.py). Spark takes 15–30 s to start, so ask for everything at once.
+ * tests/readers/spark_table.py). Each call starts Spark, which takes tens of seconds, over a minute on a
+ * busy machine: ask for everything at once.
  */
 export async function spark(steps: Array<{ mode: SparkMode; namespace: string; table: string }>, env: ReaderEnv = stackEnv()): Promise<SparkOutput[]> {
   const stdout = await runReader('spark_table.py', steps.flatMap((s) => [s.mode, s.namespace, s.table]), env);
@@ -80,14 +81,6 @@ export async function spark(steps: Array<{ mode: SparkMode; namespace: string; t
     .split('\n')
     .filter((line) => line.trim() !== '')
     .map((line) => parseJson(line) as SparkOutput);
-}
-
-export async function sparkRows(namespace: string, table: string, env?: ReaderEnv): Promise<Row[]> {
-  return (await spark([{ mode: 'rows', namespace, table }], env))[0]!.rows!;
-}
-
-export async function sparkMaintain(namespace: string, table: string, env?: ReaderEnv): Promise<SparkOutput> {
-  return (await spark([{ mode: 'maintain', namespace, table }], env))[0]!;
 }
 
 /**

@@ -12,7 +12,7 @@ import { startTestStack, suffix, type TestStack } from './support/stack.ts';
  * the rows PyIceberg and DuckDB read, with the types the Iceberg spec maps to Spark's, after
  * rolls and the roller's upkeep; and the owner's own Spark maintenance between rolls
  * (rewrite_data_files, then expire_snapshots down to one snapshot) breaks neither the next roll
- * nor the roller's next upkeep. Spark starts twice in the whole file (15–30 s each).
+ * nor the roller's next upkeep. Spark starts twice in the whole file (each start tens of seconds).
  */
 let stack: TestStack;
 let ns: string;

@@ -1,9 +1,10 @@
 #!/usr/bin/env node
-// Installs what a fresh clone lacks: npm packages and the project's Python venv (SeaweedFS and the
-// test readers). Plain Node with no dependencies, because it runs before `npm ci` has.
+// Installs what a fresh clone lacks: npm packages, the project's Python venv (SeaweedFS and the
+// test readers) and the Iceberg jars of the Spark reader. Plain Node with no dependencies, because
+// it runs before `npm ci` has.
 // Re-runs an install only when its inputs changed (a hash stamp beside the install).
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { createReadStream, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -11,9 +12,10 @@ import { fileURLToPath } from 'node:url';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const quiet = process.argv.includes('--quiet');
 
-function hashOf(...files) {
+function hashOf(files, extra) {
   const h = createHash('sha256');
   for (const f of files) h.update(readFileSync(path.join(root, f)));
+  h.update(extra);
   return h.digest('hex');
 }
 
@@ -26,16 +28,17 @@ function run(cmd, args, what) {
   }
 }
 
-function ensure(stampFile, inputs, install) {
+/** Runs `install` unless the stamp says it already ran on these inputs (files, plus `extra`). */
+async function ensure(stampFile, inputs, install, extra = '') {
   const stamp = path.join(root, stampFile);
-  const want = hashOf(...inputs);
+  const want = hashOf(inputs, extra);
   if (existsSync(stamp) && readFileSync(stamp, 'utf8') === want) return;
-  install();
+  await install();
   writeFileSync(stamp, want);
 }
 
 // `npm ci` on a fresh clone; an existing tree is updated in place so running processes keep working.
-ensure('node_modules/.tablemere-install', ['package-lock.json'], () =>
+await ensure('node_modules/.tablemere-install', ['package-lock.json'], () =>
   existsSync(path.join(root, 'node_modules'))
     ? run('npm', ['install', '--no-audit', '--no-fund'], 'npm packages')
     : run('npm', ['ci', '--no-audit', '--no-fund'], 'npm packages'),
@@ -43,7 +46,62 @@ ensure('node_modules/.tablemere-install', ['package-lock.json'], () =>
 
 const python = process.env.PYTHON ?? 'python3';
 const venvPython = path.join(root, '.venv', 'bin', 'python');
-ensure('.venv/.tablemere-install', ['requirements.txt'], () => {
+await ensure('.venv/.tablemere-install', ['requirements.txt'], () => {
   if (!existsSync(venvPython)) run(python, ['-m', 'venv', '.venv'], 'python venv');
   run(venvPython, ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--only-binary=:all:', '-r', 'requirements.txt'], 'python packages');
 });
+
+// The Spark reader (tests/readers/spark_table.py): PySpark, then Iceberg's Spark runtime and its
+// AWS bundle (S3FileIO) from Maven Central, pinned by size and SHA-256 so a truncated or altered
+// download is never used. Same Iceberg version for both.
+const ICEBERG = '1.10.1';
+const MAVEN = 'https://repo1.maven.org/maven2/org/apache/iceberg';
+const SPARK_JARS = [
+  { artifact: 'iceberg-spark-runtime-3.5_2.12', bytes: 47140434, sha256: '39ea09e6c03550a300b9d9ab498949836d2d434e441da4c12a943a086e396940' },
+  { artifact: 'iceberg-aws-bundle', bytes: 62673230, sha256: '86bf20892ea5b4c17688f19b075399885f6aa5303f6b2dc9f491e76ceef9633b' },
+];
+const jarDir = path.join(root, '.venv', 'spark-jars');
+
+async function sha256Of(file) {
+  const h = createHash('sha256');
+  for await (const chunk of createReadStream(file)) h.update(chunk);
+  return h.digest('hex');
+}
+
+async function fetchJar({ artifact, bytes, sha256 }) {
+  const file = path.join(jarDir, `${artifact}-${ICEBERG}.jar`);
+  if (existsSync(file) && statSync(file).size === bytes && (await sha256Of(file)) === sha256) return;
+  const url = `${MAVEN}/${artifact}/${ICEBERG}/${artifact}-${ICEBERG}.jar`;
+  const fail = (why) => {
+    console.error(`[install] cannot get ${artifact} ${ICEBERG}, which the Spark test reader needs: ${why}\n[install]   from ${url}`);
+    process.exit(1);
+  };
+  if (!quiet) console.log(`[install] spark jars: ${url}`);
+  const partial = `${file}.partial`;
+  try {
+    const res = await fetch(url, { signal: AbortSignal.timeout(600_000) });
+    if (!res.ok) fail(`HTTP ${res.status}`);
+    writeFileSync(partial, Buffer.from(await res.arrayBuffer()));
+  } catch (error) {
+    rmSync(partial, { force: true });
+    fail(error.cause?.message ?? error.message);
+  }
+  const [size, digest] = [statSync(partial).size, await sha256Of(partial)];
+  if (size !== bytes || digest !== sha256) {
+    rmSync(partial, { force: true });
+    fail(`got ${size} bytes with SHA-256 ${digest}, expected ${bytes} bytes with SHA-256 ${sha256}`);
+  }
+  renameSync(partial, file);
+}
+
+await ensure(
+  '.venv/.tablemere-spark-install',
+  ['requirements-spark.txt'],
+  async () => {
+    // pyspark alone comes as a source archive; everything else stays wheels only.
+    run(venvPython, ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--only-binary=:all:', '--no-binary=pyspark', '-r', 'requirements-spark.txt'], 'spark reader');
+    mkdirSync(jarDir, { recursive: true });
+    for (const jar of SPARK_JARS) await fetchJar(jar);
+  },
+  JSON.stringify({ ICEBERG, SPARK_JARS }),
+);

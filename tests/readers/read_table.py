@@ -10,6 +10,7 @@ import datetime
 import json
 import sys
 
+import values
 from connections import catalog, duckdb_connection
 
 
@@ -20,9 +21,10 @@ def plain(value):
         return value.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     if isinstance(value, dict):
         return {k: plain(v) for k, v in value.items()}
-    if isinstance(value, list):
+    if isinstance(value, (list, tuple)):
         return [plain(v) for v in value]
-    return value
+    # Decimals, dates, uuids, bytes: values.py's JSON forms, which every reader shares.
+    return values.plain(value)
 
 
 def main():

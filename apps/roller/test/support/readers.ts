@@ -14,14 +14,18 @@ export type Row = Record<string, unknown>;
 /** Settings of the store and catalog to read from: the running stack's unless given. */
 export type ReaderEnv = Record<string, string>;
 
-async function read(args: string[], env: ReaderEnv = stackEnv(), script = 'read_table.py'): Promise<unknown> {
+async function runReader(script: string, args: string[], env: ReaderEnv): Promise<string> {
   const { stdout } = await run(python, [path.join(readers, script), ...args], {
     env: { ...process.env, ...env },
     cwd: readers,
     maxBuffer: 512 * 1024 * 1024,
   });
+  return stdout;
+}
+
+async function read(args: string[], env: ReaderEnv = stackEnv(), script = 'read_table.py'): Promise<unknown> {
   // Lossless: longs stay exact (bigint when beyond 2^53).
-  return parseJson(stdout);
+  return parseJson(await runReader(script, args, env));
 }
 
 export async function pyicebergRows(namespace: string, table: string, env?: ReaderEnv): Promise<Row[]> {
@@ -35,6 +39,48 @@ export async function duckdbRows(metadataLocation: string, env?: ReaderEnv): Pro
 export async function pyicebergSnapshots(namespace: string, table: string): Promise<Array<{ 'snapshot-id': string; summary: Record<string, string> }>> {
   return ((await read(['snapshots', namespace, table], undefined, 'pyiceberg_read.py')) as { snapshots: Array<{ 'snapshot-id': string; summary: Record<string, string> }> })
     .snapshots;
+}
+
+export type SparkMode = 'rows' | 'types' | 'files' | 'maintain';
+
+/** One column's metrics in one data file (Iceberg's readable_metrics); bounds in the rows' form. */
+export interface ColumnMetrics {
+  column_size: number | null;
+  value_count: number | null;
+  null_value_count: number | null;
+  nan_value_count: number | null;
+  lower_bound: unknown;
+  upper_bound: unknown;
+}
+
+/** What one step of tests/readers/spark_table.py printed. */
+export interface SparkOutput {
+  mode: SparkMode;
+  namespace: string;
+  table: string;
+  /** rows: in the form pyicebergRows answers. */
+  rows?: Row[];
+  /** types: Spark's schema as JSON (`StructType.jsonValue()`) and the Iceberg Java schema's text. */
+  spark?: { type: 'struct'; fields: Array<{ name: string; type: unknown; nullable: boolean }> };
+  iceberg?: string;
+  /** files: each live data file with its column metrics as Java decodes them, by column name. */
+  files?: Array<{ file_path: string; record_count: number; readable_metrics: Record<string, ColumnMetrics> }>;
+  /** maintain: the rows each procedure returned. */
+  rewrite_data_files?: Array<Record<string, number>>;
+  expire_snapshots?: Array<Record<string, number>>;
+}
+
+/**
+ * Runs steps on one Spark session with Iceberg's Java runtime, in order (the Java reference,
+ * tests/readers/spark_table.py). Each call starts Spark, which takes tens of seconds, over a minute on a
+ * busy machine: ask for everything at once.
+ */
+export async function spark(steps: Array<{ mode: SparkMode; namespace: string; table: string }>, env: ReaderEnv = stackEnv()): Promise<SparkOutput[]> {
+  const stdout = await runReader('spark_table.py', steps.flatMap((s) => [s.mode, s.namespace, s.table]), env);
+  return stdout
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => parseJson(line) as SparkOutput);
 }
 
 /**

@@ -40,6 +40,7 @@ import { INGEST_TS } from '../../apps/roller/src/roll/validate.ts';
 import { rollSink, upkeepSink } from '../../apps/roller/src/run-sink.ts';
 import { createSink, createTable, send } from '../../apps/roller/test/support/api.ts';
 import { startTestStack, suffix, type TestStack } from '../../apps/roller/test/support/stack.ts';
+import { storeOptions } from '../../packages/iceberg/test/support.ts';
 import { repoRoot } from '../../tests/support/stack.ts';
 import { batchBody, COLUMNS } from './sensor-rows.ts';
 
@@ -152,7 +153,7 @@ async function prepareTwin(stack: TestStack, ident: TableIdent): Promise<{ appen
   loaded = await commitSchemaChange(catalog, ident, loaded.metadata, { ...change, setProperties: { ...change.setProperties, 'commit.manifest-merge.enabled': 'false' } });
   const schema = schemaFromJson(currentSchema(loaded.metadata));
   const converter = compileRowConverter(schema, { injected: [INGEST_TS] });
-  const io = stackIO(stack, loaded);
+  const io = s3FileIOForTable(loaded, storeOptions());
   return {
     async append(body, receivedAt) {
       converter.setInjected(INGEST_TS, receivedAt);
@@ -168,20 +169,10 @@ async function prepareTwin(stack: TestStack, ident: TableIdent): Promise<{ appen
   };
 }
 
-function stackIO(stack: TestStack, loaded: LoadTableResult) {
-  const { env } = stack;
-  return s3FileIOForTable(loaded, {
-    endpoint: env.AWS_ENDPOINT_URL!,
-    region: env.AWS_REGION!,
-    pathStyle: true,
-    credentials: { accessKeyId: env.AWS_ACCESS_KEY_ID!, secretAccessKey: env.AWS_SECRET_ACCESS_KEY! },
-  });
-}
-
 /** The table's head as readers meet it: manifests, data files, snapshots, metadata JSON size. */
 async function shape(stack: TestStack, ident: TableIdent, commitMs: number[]): Promise<{ location: string; shape: Omit<Shape, 'scanPyiceberg' | 'scanDuckdb' | 'rows'> }> {
   const loaded = await stack.catalog.loadTable(ident);
-  const io = stackIO(stack, loaded);
+  const io = s3FileIOForTable(loaded, storeOptions());
   try {
     const location = loaded.metadataLocation!;
     const headId = loaded.metadata['current-snapshot-id'];

@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { CreatedSink } from '@tablemere/contracts';
 import { branchHead, readManifestEntries, readManifestList, s3FileIOForTable, type LoadTableResult } from '@tablemere/iceberg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { storeOptions } from '../../../packages/iceberg/test/support.ts';
 import { UPKEEP_CRASH_POINTS } from '../src/crash.ts';
 import { createSink, createTable, getSink, send } from './support/api.ts';
 import { readBoth } from './support/expect.ts';
@@ -75,13 +76,7 @@ async function load(): Promise<LoadTableResult> {
 }
 
 function tableIo(loaded: LoadTableResult) {
-  const { env } = stack;
-  return s3FileIOForTable(loaded, {
-    endpoint: env.AWS_ENDPOINT_URL!,
-    region: env.AWS_REGION!,
-    pathStyle: true,
-    credentials: { accessKeyId: env.AWS_ACCESS_KEY_ID!, secretAccessKey: env.AWS_SECRET_ACCESS_KEY! },
-  });
+  return s3FileIOForTable(loaded, storeOptions());
 }
 
 /** The data files live in the head snapshot. */

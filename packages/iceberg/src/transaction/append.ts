@@ -7,7 +7,6 @@ import {
   currentSchema,
   defaultPartitionSpec,
   isInAncestry,
-  MAIN_BRANCH,
   type TableMetadata,
 } from '../spec/metadata.ts';
 import { readManifestList, writeManifest, writeManifestList, type DataFile, type ManifestFile } from '../writer/index.ts';
@@ -15,6 +14,7 @@ import { manifestListLocation, manifestLocation } from './locations.ts';
 import { ManifestMerger, manifestMergePolicy } from './merge-manifests.ts';
 import { backoffMs, DEFAULT_RETRY_POLICY, sleep, type RetryPolicy } from './retry.ts';
 import { newSnapshotId } from './snapshot-id.ts';
+import { mainSnapshotCommit } from './snapshot-commit.ts';
 import { appendSummary, type ListedTotals } from './summary.ts';
 
 export interface AppendOptions {
@@ -164,28 +164,10 @@ async function appendWithRetries(options: AppendOptions, state: AppendState): Pr
     );
 
     try {
-      const committed = await catalog.commitTable(table, {
-        requirements: [
-          { type: 'assert-table-uuid', uuid: metadata['table-uuid'] },
-          { type: 'assert-ref-snapshot-id', ref: MAIN_BRANCH, 'snapshot-id': parent?.['snapshot-id'] ?? null },
-        ],
-        updates: [
-          {
-            action: 'add-snapshot',
-            snapshot: {
-              'snapshot-id': snapshotId,
-              ...(parent ? { 'parent-snapshot-id': parent['snapshot-id'] } : {}),
-              'sequence-number': sequenceNumber,
-              // Never behind the table's own clock, which catalogs check against.
-              'timestamp-ms': Math.max(Date.now(), metadata['last-updated-ms']),
-              'manifest-list': listLocation,
-              summary,
-              'schema-id': metadata['current-schema-id'],
-            },
-          },
-          { action: 'set-snapshot-ref', 'ref-name': MAIN_BRANCH, type: 'branch', 'snapshot-id': snapshotId },
-        ],
-      });
+      const committed = await catalog.commitTable(
+        table,
+        mainSnapshotCommit(metadata, parent, { snapshotId, sequenceNumber: BigInt(sequenceNumber), manifestList: listLocation, summary }),
+      );
       return {
         result: {
           snapshotId,

@@ -3,7 +3,8 @@ import type { LoadTableResult, TableIdent, TableRequirement } from '../catalog/r
 import { IcebergError, isIcebergError } from '../errors.ts';
 import type { FileIO } from '../io/file-io.ts';
 import { branchAncestry, branchHeadId, MAIN_BRANCH, snapshotById, type Snapshot, type TableMetadata } from '../spec/metadata.ts';
-import { readManifest, readManifestList, type ManifestFile } from '../writer/index.ts';
+import { ENTRY_STATUS, readManifest, readManifestList, type ManifestFile } from '../writer/index.ts';
+import { IO_WIDTH, mapBounded } from './bounded.ts';
 import { backoffMs, DEFAULT_RETRY_POLICY, sleep, type RetryPolicy } from './retry.ts';
 
 export interface ExpireSnapshotsOptions {
@@ -52,10 +53,6 @@ export interface ExpireSnapshotsResult {
 export const DEFAULT_RETAIN_LAST = 20;
 export const DEFAULT_MIN_AGE_MS = 10 * 60 * 1000;
 
-/** Manifest entry status (spec "Manifests"): 0 existing, 1 added, 2 deleted. */
-const STATUS_DELETED = 2;
-/** Reads and deletes in flight at once. */
-const IO_CONCURRENCY = 8;
 
 /**
  * Expires old snapshots of a table and deletes the files only they reached, as Java's
@@ -258,7 +255,7 @@ function entries(bytes: Uint8Array): EntryPath[] {
     const entry = record as { status?: unknown; data_file?: { file_path?: unknown } };
     const path = entry.data_file?.file_path;
     if (typeof path !== 'string' || typeof entry.status !== 'number') throw new IcebergError('unsupported', 'manifest entry without status or data_file.file_path');
-    return { path, live: entry.status !== STATUS_DELETED };
+    return { path, live: entry.status !== ENTRY_STATUS.DELETED };
   });
 }
 
@@ -268,7 +265,7 @@ function uniqueManifests(manifests: readonly ManifestFile[]): ManifestFile[] {
 
 /** Reads every item; an item that fails reads as undefined and marks the cleanup incomplete. */
 async function readAll<T>(cleanup: Cleanup, items: readonly string[], read: (item: string) => Promise<T>): Promise<Array<T | undefined>> {
-  return mapLimited(items, async (item) => {
+  return mapBounded(items, { width: IO_WIDTH }, async (item) => {
     try {
       return await read(item);
     } catch {
@@ -280,7 +277,7 @@ async function readAll<T>(cleanup: Cleanup, items: readonly string[], read: (ite
 
 /** Deletes each file; returns how many were deleted. A failed delete costs storage, not correctness. */
 async function deleteAll(cleanup: Cleanup, io: FileIO, locations: readonly string[]): Promise<number> {
-  const done = await mapLimited(locations, async (location) => {
+  const done = await mapBounded(locations, { width: IO_WIDTH }, async (location) => {
     try {
       await io.delete(location);
       return true;
@@ -290,17 +287,4 @@ async function deleteAll(cleanup: Cleanup, io: FileIO, locations: readonly strin
     }
   });
   return done.filter(Boolean).length;
-}
-
-async function mapLimited<T, R>(items: readonly T[], fn: (item: T) => Promise<R>): Promise<R[]> {
-  const results: R[] = new Array(items.length);
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) {
-      const i = next++;
-      results[i] = await fn(items[i]!);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(IO_CONCURRENCY, items.length) }, worker));
-  return results;
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Installs what a fresh clone lacks: npm packages, the project's Python venv (SeaweedFS and the
-// test readers) and the Iceberg jars of the Spark reader. Plain Node with no dependencies, because
+// test readers), and with --tests the Spark reader (PySpark and Iceberg's jars). Plain Node with no dependencies, because
 // it runs before `npm ci` has.
 // Re-runs an install only when its inputs changed (a hash stamp beside the install).
 import { createHash } from 'node:crypto';
@@ -11,6 +11,8 @@ import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const quiet = process.argv.includes('--quiet');
+// The test readers only the tests need (Spark, ~450 MB): `npm test` and CI ask for them, `npm start` does not.
+const forTests = process.argv.includes('--tests');
 
 function hashOf(files, extra) {
   const h = createHash('sha256');
@@ -94,7 +96,7 @@ async function fetchJar({ artifact, bytes, sha256 }) {
   renameSync(partial, file);
 }
 
-await ensure(
+if (forTests) await ensure(
   '.venv/.tablemere-spark-install',
   ['requirements-spark.txt'],
   async () => {

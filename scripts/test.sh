@@ -11,7 +11,7 @@ stack_dir=${TABLEMERE_STACK_DIR:-.stack}
 phase() { printf '\n=== phase %s: %s\n' "$1" "$2"; }
 
 phase 1 install
-node scripts/ensure-install.mjs --quiet || exit 1
+node scripts/ensure-install.mjs --quiet --tests || exit 1
 
 phase 2 typecheck
 npx tsc -p tsconfig.json --noEmit || exit 1

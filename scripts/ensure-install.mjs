@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Installs what a fresh clone lacks: npm packages, the project's Python venv (SeaweedFS and the
-// test readers), and with --tests the Spark reader (PySpark and Iceberg's jars). Plain Node with no dependencies, because
-// it runs before `npm ci` has.
+// test readers), and with --tests the Spark reader (PySpark and Iceberg's jars). Plain Node with
+// no dependencies, because it runs before `npm ci` has.
 // Re-runs an install only when its inputs changed (a hash stamp beside the install).
 import { createHash } from 'node:crypto';
 import { createReadStream, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';

@@ -227,6 +227,12 @@ describe('upkeep in the service', SLOW, () => {
       }
       expect(shown.upkeep.last_run?.at).not.toBe(before);
       expect(shown.upkeep.last_run).toMatchObject({ outcome: 'done', files_after: 1 });
+      const address = logLines(roller.output()).find((l) => typeof l.address === 'string')!.address as string;
+      const metrics = await (await fetch(`${address}/metrics`)).text();
+      expect(metrics).toMatch(/^tablemere_roller_upkeeps_total\{outcome="done"\} 1$/m);
+      expect(metrics).toContain(`tablemere_roller_table_files{sink="${sink.id}",kind="data"} 1`);
+      expect(metrics).toMatch(/^tablemere_roller_upkeep_rewritten_files_total [1-9]/m);
+      expect(metrics).toMatch(/^tablemere_roller_upkeep_duration_seconds_count 1$/m);
     } finally {
       roller.child.kill('SIGTERM');
       await roller.finished;

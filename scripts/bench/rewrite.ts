@@ -4,7 +4,7 @@
  * file. Needs the local stack (`npm start`). Prints the set-up, the rewrite's wall and CPU time,
  * rows per second and the process's peak RSS, then drops the table.
  *
- *   npx tsx scripts/bench/rewrite.ts [--files 100 --rows 5000]
+ *   npm run bench:rewrite [-- --files 100 --rows 5000]
  */
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';

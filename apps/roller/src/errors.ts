@@ -68,6 +68,8 @@ export function toRollError(error: unknown, context: 'catalog' | 'table_storage'
       case 'unsupported':
         return new RollError('table_unsupported', message, { cause: error });
       case 'commit_conflict':
+      // A rewrite whose files another writer removed meanwhile lost to it, like a lost race.
+      case 'validation_failed':
         return new RollError('commit_conflict', message, { cause: error });
       case 'commit_state_unknown':
         return new RollError('commit_unknown', message, { cause: error });

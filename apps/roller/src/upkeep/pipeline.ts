@@ -72,7 +72,8 @@ export async function runUpkeep(ctx: RollContext): Promise<UpkeepResult> {
     await timed(ctx, 'report', () => sendUpkeepReport(ctx, { startedAt: started, result }));
     return result;
   } catch (error) {
-    const failure = toRollError(error, 'catalog');
+    // Past the reload a missing file is the table's storage, never a missing table.
+    const failure = toRollError(error, 'table_storage');
     await sendUpkeepReport(ctx, { startedAt: started, error: failure }).catch((reportError: unknown) =>
       ctx.log.warn({ err: reportError }, 'could not report the failed upkeep run'),
     );

@@ -1,8 +1,9 @@
 """Times full scans of Iceberg tables by the independent readers, for bench:upkeep.
 
 usage: scan_time.py <repeats> <namespace.table>=<metadata.json location> ...
-Prints one JSON object: per table, the median seconds of a PyIceberg load + full scan to Arrow
-and of a DuckDB `SELECT *` over iceberg_scan, and the rows each read.
+Prints one JSON object: per table, the median seconds of a PyIceberg load + full scan to Arrow,
+of a PyIceberg load + scan planning alone (the metadata a reader walks before any row), and of a
+DuckDB `SELECT *` over iceberg_scan, and the rows each read.
 Settings come from the environment (tests/readers/connections.py).
 """
 import json
@@ -33,8 +34,9 @@ def main():
         name, location = arg.split("=", 1)
         namespace, table = name.split(".", 1)
         py_s, py_rows = timed(lambda: pyiceberg.load_table((namespace, table)).scan().to_arrow().num_rows, repeats)
+        plan_s, _ = timed(lambda: len(list(pyiceberg.load_table((namespace, table)).scan().plan_files())), repeats)
         duck_s, duck_rows = timed(lambda: duck.execute("SELECT * FROM iceberg_scan(?)", [location]).to_arrow_table().num_rows, repeats)
-        result[name] = {"pyiceberg_s": py_s, "pyiceberg_rows": py_rows, "duckdb_s": duck_s, "duckdb_rows": duck_rows}
+        result[name] = {"pyiceberg_s": py_s, "plan_s": plan_s, "pyiceberg_rows": py_rows, "duckdb_s": duck_s, "duckdb_rows": duck_rows}
     json.dump(result, sys.stdout)
 
 

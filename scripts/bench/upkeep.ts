@@ -8,8 +8,8 @@
  * minimum snapshot age (the day is compressed into minutes). A twin table gets the same rows
  * as the same number of fast appends, no manifest merging and no upkeep: the table as it was.
  *
- * At commits 20, 200, 720 and N it prints for both tables: PyIceberg load + full scan seconds,
- * DuckDB iceberg_scan seconds, the last roll's (append's) commit time, manifests and data
+ * At commits 20, 200, 720 and N it prints for both tables: PyIceberg load + full scan seconds
+ * (and its planning alone), DuckDB iceberg_scan seconds, the last roll's (append's) commit time, manifests and data
  * files in the head, snapshots kept, metadata JSON bytes.
  *
  *   npm run bench:upkeep [-- --rolls 1440 --every 60 --repeats 3]
@@ -59,6 +59,8 @@ const ROWS = [2, 4, 10, 30, 100, 400, 2000];
 
 interface Shape {
   scanPyiceberg: number;
+  /** PyIceberg's load + scan planning alone: what the table's metadata costs a reader. */
+  planPyiceberg: number;
   scanDuckdb: number;
   rows: number;
   commitMs: number;
@@ -170,7 +172,7 @@ async function prepareTwin(stack: TestStack, ident: TableIdent): Promise<{ appen
 }
 
 /** The table's head as readers meet it: manifests, data files, snapshots, metadata JSON size. */
-async function shape(stack: TestStack, ident: TableIdent, commitMs: number[]): Promise<{ location: string; shape: Omit<Shape, 'scanPyiceberg' | 'scanDuckdb' | 'rows'> }> {
+async function shape(stack: TestStack, ident: TableIdent, commitMs: number[]): Promise<{ location: string; shape: Omit<Shape, 'scanPyiceberg' | 'planPyiceberg' | 'scanDuckdb' | 'rows'> }> {
   const loaded = await stack.catalog.loadTable(ident);
   const io = s3FileIOForTable(loaded, storeOptions());
   try {
@@ -194,7 +196,7 @@ async function shape(stack: TestStack, ident: TableIdent, commitMs: number[]): P
 }
 
 /** PyIceberg and DuckDB full scans of each table, medians of --repeats runs. */
-function scanTimes(locations: string[]): Array<Pick<Shape, 'scanPyiceberg' | 'scanDuckdb' | 'rows'>> {
+function scanTimes(locations: string[]): Array<Pick<Shape, 'scanPyiceberg' | 'planPyiceberg' | 'scanDuckdb' | 'rows'>> {
   const names = [`${ns}.upkept`, `${ns}.twin`];
   const run = spawnSync(
     path.join(repoRoot, '.venv/bin/python'),
@@ -202,18 +204,18 @@ function scanTimes(locations: string[]): Array<Pick<Shape, 'scanPyiceberg' | 'sc
     { env: { ...process.env, ...stack.env }, encoding: 'utf8' },
   );
   if (run.status !== 0) throw new Error(`scan_time.py failed: ${run.stderr}`);
-  const result = JSON.parse(run.stdout) as Record<string, { pyiceberg_s: number; duckdb_s: number; pyiceberg_rows: number; duckdb_rows: number }>;
+  const result = JSON.parse(run.stdout) as Record<string, { pyiceberg_s: number; plan_s: number; duckdb_s: number; pyiceberg_rows: number; duckdb_rows: number }>;
   return names.map((name) => {
     const r = result[name]!;
     if (r.pyiceberg_rows !== r.duckdb_rows) throw new Error(`${name}: PyIceberg read ${r.pyiceberg_rows} rows, DuckDB ${r.duckdb_rows}`);
-    return { scanPyiceberg: r.pyiceberg_s, scanDuckdb: r.duckdb_s, rows: r.pyiceberg_rows };
+    return { scanPyiceberg: r.pyiceberg_s, planPyiceberg: r.plan_s, scanDuckdb: r.duckdb_s, rows: r.pyiceberg_rows };
   });
 }
 
 function report(roll: number, sinceUpkeep: number, ours: Shape, twin: Shape, elapsed: number): void {
   if (ours.rows !== twin.rows) throw new Error(`at ${roll} commits the tables differ: ${ours.rows} rows upkept, ${twin.rows} in the twin`);
   const one = (label: string, s: Shape) =>
-    `${label}: PyIceberg ${s.scanPyiceberg.toFixed(2)} s, DuckDB ${s.scanDuckdb.toFixed(2)} s, commit ${s.commitMs.toFixed(0)} ms, ` +
+    `${label}: PyIceberg ${s.scanPyiceberg.toFixed(2)} s (planning ${s.planPyiceberg.toFixed(2)} s), DuckDB ${s.scanDuckdb.toFixed(2)} s, commit ${s.commitMs.toFixed(0)} ms, ` +
     `${s.manifests} manifests, ${s.dataFiles} data files, ${s.snapshots} snapshots, metadata ${(s.metadataBytes / 1024).toFixed(0)} KiB`;
   console.log(`[${roll} commits, ${ours.rows} rows, ${sinceUpkeep} rolls since upkeep, ${elapsed.toFixed(0)} s] ${one('upkept', ours)} | ${one('twin', twin)}`);
   lines.push(`${today} bench:upkeep at ${roll} commits (${ours.rows} rows; ${sinceUpkeep} rolls since the last upkeep): ${one('upkept', ours)}; ${one('twin', twin)}`);

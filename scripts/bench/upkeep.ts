@@ -12,7 +12,7 @@
  * (and its planning alone), DuckDB iceberg_scan seconds, the last roll's (append's) commit time, manifests and data
  * files in the head, snapshots kept, metadata JSON bytes.
  *
- *   npm run bench:upkeep [-- --rolls 1440 --every 60 --repeats 3]
+ *   npm run bench:upkeep [-- --rolls 1440 --every 60 --repeats 3 --rows 2,4,10,30,100,400,2000]
  */
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
@@ -49,13 +49,15 @@ const { values: args } = parseArgs({
     rolls: { type: 'string', default: '1440' },
     every: { type: 'string', default: '60' },
     repeats: { type: 'string', default: '3' },
+    /** Rows per roll, in turn (comma-separated). */
+    rows: { type: 'string', default: '2,4,10,30,100,400,2000' },
   },
 });
 const ROLLS = Number(args.rolls);
 const EVERY = Number(args.every);
 const CHECKPOINTS = [20, 200, 720, ROLLS].filter((n, i, all) => n <= ROLLS && all.indexOf(n) === i);
-/** Rows per roll, in turn: mostly a few, now and then a few thousand. */
-const ROWS = [2, 4, 10, 30, 100, 400, 2000];
+/** Rows per roll, in turn: by default a few to a few thousand, ~364 on average. */
+const ROWS = args.rows.split(',').map(Number);
 
 interface Shape {
   scanPyiceberg: number;

@@ -5,7 +5,12 @@ import type { CreatedSink } from '@tablemere/contracts';
 import { branchHead, readManifestEntries, readManifestList, s3FileIOForTable, type LoadTableResult } from '@tablemere/iceberg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { storeOptions } from '../../../packages/iceberg/test/support.ts';
+import { loadConfig } from '../src/config.ts';
 import { UPKEEP_CRASH_POINTS } from '../src/crash.ts';
+import { createRollDeps } from '../src/deps.ts';
+import { createLogger } from '../src/log.ts';
+import { RollerMetrics } from '../src/metrics.ts';
+import { rollSink } from '../src/run-sink.ts';
 import { createSink, createTable, getSink, send } from './support/api.ts';
 import { readBoth } from './support/expect.ts';
 import { otherWriter } from './support/readers.ts';
@@ -26,6 +31,7 @@ const sentX: number[] = [];
 let rolls = 0;
 /** Rows another writer appended to the same table (x < 0). */
 let otherRows = 0;
+let deps: ReturnType<typeof createRollDeps>;
 
 /** Upkeep as a sink at the floor gets it, with time compressed: no minimum snapshot age. */
 const KEEP = 5;
@@ -40,22 +46,28 @@ beforeAll(async () => {
     { name: 'who', type: 'string' },
   ]);
   sink = await createSink(stack, `upkeep_${suffix()}`, `${ns}.events`);
+  deps = createRollDeps(loadConfig(stack.rollerEnv()), createLogger({ level: 'warn' }), new RollerMetrics({ processMetrics: false }));
 });
 
 afterAll(async () => {
+  deps?.close();
   await stack?.dropNamespaces([ns]);
   await stack?.stop();
 });
 
-/** `count` rolls of one batch each (2 rows, one more rejected), through the operator command. */
+/**
+ * `count` rolls of one batch each (2 rows, one more rejected): the roller's pipeline in this
+ * process, as the service runs it (the operator command's own process costs seconds a roll;
+ * crash.test.ts covers it). Upkeep always runs as the operator command or the service.
+ */
 async function roll(count: number): Promise<void> {
+  const options = { rollerId: 'upkeep-test', leaseSeconds: 300, stop: new AbortController().signal };
   for (let i = 0; i < count; i++) {
     const rows = [{ x: nextX++, who: 'sink' }, { x: nextX++ }, { who: 'no x: rejected' }];
     sentX.push(rows[0]!.x!, rows[1]!.x!);
     await send(stack, sink, `b-${++rolls}`, rows);
-    const run = await runCli(['roll', sink.id], stack.rollerEnv());
-    expect(run.code, run.stderr).toBe(0);
-    expect(summaries(run)[0]).toMatchObject({ outcome: 'committed' });
+    const listed = (await deps.api.listSinks()).sinks.find((s) => s.id === sink.id)!;
+    expect(await rollSink(deps, listed, options)).toMatchObject({ status: 'rolled', outcome: 'committed' });
   }
 }
 

@@ -14,7 +14,7 @@ import {
 } from '../src/index.ts';
 import { startFaultyProxy } from './faulty-proxy.ts';
 import { pyicebergRows, pyicebergSnapshots } from './readers.ts';
-import { catalogOptions, jsonRowsToDataFile, storeOptions, uniqueName } from './support.ts';
+import { catalogOptions, closeTestNamespace, jsonRowsToDataFile, openTestNamespace, uniqueName } from './support.ts';
 
 const schema = {
   type: 'struct' as const,
@@ -53,17 +53,8 @@ describe('append transaction on the real catalog', () => {
     return read.map((r) => Number(r['id'])).sort((a, b) => a - b);
   }
 
-  beforeAll(async () => {
-    catalog = await RestCatalog.connect(catalogOptions());
-    io = new S3FileIO(storeOptions());
-    await catalog.createNamespace(namespace);
-  });
-
-  afterAll(async () => {
-    io.close();
-    for (const t of await catalog.listTables(namespace)) await catalog.dropTable({ namespace, name: t.name }, { purge: true });
-    await catalog.dropNamespace(namespace);
-  });
+  beforeAll(async () => ({ catalog, io } = await openTestNamespace(namespace)));
+  afterAll(() => closeTestNamespace({ catalog, io }, namespace));
 
   it('rebuilds on the new head after a lost race, carrying the parent manifests unchanged', async () => {
     const { table, created } = await newTable();

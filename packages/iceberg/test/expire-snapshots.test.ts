@@ -25,7 +25,7 @@ import {
 } from '../src/index.ts';
 import { startFaultyProxy } from './faulty-proxy.ts';
 import { duckdbRows, pyicebergRows } from './readers.ts';
-import { catalogOptions, jsonRowsToDataFile, storeOptions, uniqueName } from './support.ts';
+import { catalogOptions, closeTestNamespace, jsonRowsToDataFile, openTestNamespace, uniqueName } from './support.ts';
 
 const schema = {
   type: 'struct' as const,
@@ -207,17 +207,8 @@ describe('snapshot expiry on the real catalog', () => {
   const tallyOf = (ids: readonly number[]): [number, number] => [ids.length, ids.reduce((a, b) => a + b, 0)];
   const snapshotIdOf = (a: Appended) => a.result.snapshotId;
 
-  beforeAll(async () => {
-    catalog = await RestCatalog.connect(catalogOptions());
-    io = new S3FileIO(storeOptions());
-    await catalog.createNamespace(namespace);
-  });
-
-  afterAll(async () => {
-    io.close();
-    for (const t of await catalog.listTables(namespace)) await catalog.dropTable({ namespace, name: t.name }, { purge: true });
-    await catalog.dropNamespace(namespace);
-  });
+  beforeAll(async () => ({ catalog, io } = await openTestNamespace(namespace)));
+  afterAll(() => closeTestNamespace({ catalog, io }, namespace));
 
   it('keeps the newest 5 of main and a tagged snapshot, and deletes only what nothing kept reaches', async () => {
     const table = await newTable();

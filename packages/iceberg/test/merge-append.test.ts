@@ -15,7 +15,7 @@ import {
   type TableMetadata,
 } from '../src/index.ts';
 import { duckdbRows, pyicebergRows, type Row } from './readers.ts';
-import { catalogOptions, jsonRowsToDataFile, storeOptions, uniqueName } from './support.ts';
+import { closeTestNamespace, jsonRowsToDataFile, openTestNamespace, storeOptions, uniqueName } from './support.ts';
 
 /** One required long: each append adds one row, its id. */
 const schema = { type: 'struct' as const, fields: [{ id: 1, name: 'id', required: true, type: 'long' }] };
@@ -48,18 +48,14 @@ describe('merge append on the real catalog', () => {
   let tableCount = 0;
 
   beforeAll(async () => {
-    catalog = await RestCatalog.connect(catalogOptions());
-    io = new S3FileIO(storeOptions());
+    ({ catalog, io } = await openTestNamespace(namespace));
     const store = storeOptions();
     s3 = new S3Client({ ...store, credentials: { ...store.credentials! }, forcePathStyle: true });
-    await catalog.createNamespace(namespace);
   });
 
   afterAll(async () => {
-    io.close();
     s3.destroy();
-    for (const t of await catalog.listTables(namespace)) await catalog.dropTable({ namespace, name: t.name }, { purge: true });
-    await catalog.dropNamespace(namespace);
+    await closeTestNamespace({ catalog, io }, namespace);
   });
 
   async function newTable(properties: Record<string, string> = {}): Promise<{ table: TableIdent; created: LoadTableResult }> {

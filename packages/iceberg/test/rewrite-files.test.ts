@@ -25,7 +25,7 @@ import {
 } from '../src/index.ts';
 import { startFaultyProxy } from './faulty-proxy.ts';
 import { duckdbRows, pyicebergRows, type Row } from './readers.ts';
-import { catalogOptions, jsonRowsToDataFile, storeOptions, uniqueName } from './support.ts';
+import { catalogOptions, closeTestNamespace, jsonRowsToDataFile, openTestNamespace, uniqueName } from './support.ts';
 
 const schema = {
   type: 'struct' as const,
@@ -126,17 +126,8 @@ describe('rewriteDataFiles on the real catalog', () => {
   let io: S3FileIO;
   let tableCount = 0;
 
-  beforeAll(async () => {
-    catalog = await RestCatalog.connect(catalogOptions());
-    io = new S3FileIO(storeOptions());
-    await catalog.createNamespace(namespace);
-  });
-
-  afterAll(async () => {
-    io.close();
-    for (const t of await catalog.listTables(namespace)) await catalog.dropTable({ namespace, name: t.name }, { purge: true });
-    await catalog.dropNamespace(namespace);
-  });
+  beforeAll(async () => ({ catalog, io } = await openTestNamespace(namespace)));
+  afterAll(() => closeTestNamespace({ catalog, io }, namespace));
 
   async function newTable(properties: Record<string, string> = {}): Promise<{ table: TableIdent; created: LoadTableResult }> {
     tableCount += 1;

@@ -4,6 +4,8 @@ import {
   compileRowConverter,
   currentSchema,
   parseJsonRow,
+  RestCatalog,
+  S3FileIO,
   schemaFromJson,
   writeDataFile,
   type CatalogAuth,
@@ -61,4 +63,25 @@ export async function jsonRowsToDataFile(io: FileIO, metadata: TableMetadata, ro
     if (reject) throw new Error(`test row rejected: ${reject.message} in ${text}`);
   }
   return writeDataFile({ io, tableLocation: metadata.location, table: converter.finish(), parquet: { schema } });
+}
+
+/** A test file's clients and namespace on the running stack. */
+export interface TestNamespace {
+  catalog: RestCatalog;
+  io: S3FileIO;
+}
+
+/** Connects to the stack's catalog and store and creates the test file's namespace. */
+export async function openTestNamespace(namespace: string): Promise<TestNamespace> {
+  const catalog = await RestCatalog.connect(catalogOptions());
+  const io = new S3FileIO(storeOptions());
+  await catalog.createNamespace(namespace);
+  return { catalog, io };
+}
+
+/** Drops the namespace with every table in it (and their files), and closes the store client. */
+export async function closeTestNamespace({ catalog, io }: TestNamespace, namespace: string): Promise<void> {
+  io.close();
+  for (const t of await catalog.listTables(namespace)) await catalog.dropTable({ namespace, name: t.name }, { purge: true });
+  await catalog.dropNamespace(namespace);
 }

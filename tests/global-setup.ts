@@ -47,28 +47,28 @@ async function startJvmCatalogs(project: TestProject): Promise<() => Promise<voi
   const ports = stackPorts(Number(new URL(env.AWS_ENDPOINT_URL!).port) - stackPorts().s3);
   const store = { endpoint: env.AWS_ENDPOINT_URL!, region: env.AWS_REGION!, accessKeyId: env.AWS_ACCESS_KEY_ID!, secretAccessKey: env.AWS_SECRET_ACCESS_KEY! };
   const names: JvmCatalogName[] = ['reference', 'nessie'];
-  const started = Date.now();
+  const startedAt = Date.now();
   const results = await Promise.allSettled(
     names.map(async (name) => {
       if (env.TABLEMERE_CATALOG === name) {
         const endpoint: CatalogEndpoint = { name, uri: env.ICEBERG_REST_URI!, warehouse: env.ICEBERG_WAREHOUSE!, auth: name === 'nessie' ? 'none' : 'oauth2' };
         return { endpoint, stop: async () => {} };
       }
-      const running = await startJvmCatalog(name, jvmCatalogOptions(repoRoot, paths, ports, name, store));
-      return { endpoint: running.endpoint, stop: () => running.proc.stop() };
+      const catalog = await startJvmCatalog(name, jvmCatalogOptions(repoRoot, paths, ports, name, store));
+      return { endpoint: catalog.endpoint, stop: () => catalog.proc.stop() };
     }),
   );
-  const stops = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value.stop] : []));
+  const running = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
   const stopAll = async () => {
-    for (const stop of stops) await stop();
+    for (const { stop } of running) await stop();
   };
   const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failed) {
     await stopAll();
     throw failed.reason;
   }
-  const catalogs = Object.fromEntries(results.map((r) => [(r as PromiseFulfilledResult<{ endpoint: CatalogEndpoint }>).value.endpoint.name, (r as PromiseFulfilledResult<{ endpoint: CatalogEndpoint }>).value.endpoint]));
-  console.log(`[stack] JVM catalogs ready in ${Date.now() - started} ms: ${Object.values(catalogs).map((c) => `${c.name} ${c.uri}`).join(', ')}`);
+  const catalogs = Object.fromEntries(running.map(({ endpoint }) => [endpoint.name, endpoint]));
+  console.log(`[stack] JVM catalogs ready in ${Date.now() - startedAt} ms: ${Object.values(catalogs).map((c) => `${c.name} ${c.uri}`).join(', ')}`);
   project.provide('jvmCatalogs', catalogs);
   return stopAll;
 }

@@ -5,7 +5,7 @@ import { startFaultyProxy, type FaultyProxy } from '../../../packages/iceberg/te
 import { stackEnv } from '../../../tests/support/stack.ts';
 import { createSink, createTable, getSink, send } from './support/api.ts';
 import { expireLease, intakeBatches, readBoth, rejectsOf } from './support/expect.ts';
-import { otherWriter } from './support/readers.ts';
+import { otherWriter, overwriteTable } from './support/readers.ts';
 import { runCli, summaries } from './support/roller.ts';
 import { startTestStack, suffix, type TestStack } from './support/stack.ts';
 
@@ -129,5 +129,31 @@ describe.each(CATALOGS)('a sink on the %s catalog', (name) => {
       [2, 'second'],
     ]);
     expect(await intakeBatches(stack, sink.id)).toEqual([]);
+  });
+
+  it('stops, without committing twice, when nothing the catalog keeps shows whether a killed roll landed', async () => {
+    const { ns, sink } = await sinkOnNewTable();
+    await send(stack, sink, 'b-1', [{ x: 1, who: 'first' }]);
+    expect((await roll(sink.id)).summary).toMatchObject({ outcome: 'committed' });
+    await send(stack, sink, 'b-2', [{ x: 2, who: 'second' }]);
+    expect((await roll(sink.id, { TABLEMERE_ROLLER_CRASH_AT: 'after-commit' })).run.signal).toBe('SIGKILL');
+    await expireLease(stack, sink.id);
+    // The owner replaces every row: no live entry of the head's manifests comes from the killed roll.
+    await overwriteTable(ns, 'events', stack.env);
+
+    const { run, summary } = await roll(sink.id);
+    if (name === 'nessie') {
+      // The head alone, without parents or metadata-log: the roll stops, the batch stays waiting.
+      expect(run.code).toBe(1);
+      expect(summary).toMatchObject({ status: 'failed', reason: 'intent_unresolved' });
+      expect(await intakeBatches(stack, sink.id)).toHaveLength(1);
+      expect((await getSink(stack, sink.id)).lag.batches_waiting).toBe(1);
+    } else {
+      // The overwrite's parent chain still shows the killed roll's snapshot on main.
+      expect(run.code, run.stdout).toBe(0);
+      expect(summary).toMatchObject({ settled: 1 });
+      expect(await intakeBatches(stack, sink.id)).toEqual([]);
+    }
+    expect((await readBoth(stack, ns, 'events')).map((r) => [r.x, r.who])).toEqual([[-1, 'overwrite']]);
   });
 });

@@ -41,6 +41,11 @@ export async function pyicebergSnapshots(namespace: string, table: string): Prom
     .snapshots;
 }
 
+/** PyIceberg replaces every row of the table with one of its own (tests/readers/overwrite.py). */
+export async function overwriteTable(namespace: string, table: string, env: ReaderEnv): Promise<void> {
+  await runReader('overwrite.py', [namespace, table], env);
+}
+
 export type SparkMode = 'rows' | 'types' | 'files' | 'maintain';
 
 /** One column's metrics in one data file (Iceberg's readable_metrics); bounds in the rows' form. */

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Installs what a fresh clone lacks: npm packages, the project's Python venv (SeaweedFS and the
-// test readers), and with --tests the Spark reader (PySpark and Iceberg's jars). Plain Node with
-// no dependencies, because it runs before `npm ci` has.
+// test readers), with --tests the Spark reader (PySpark and Iceberg's jars), and with --tests or
+// --catalog reference|nessie the JVM catalogs' jars. Plain Node with no dependencies, because it
+// runs before `npm ci` has.
 // Re-runs an install only when its inputs changed (a hash stamp beside the install).
 import { createHash } from 'node:crypto';
 import { createReadStream, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -13,6 +14,9 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const quiet = process.argv.includes('--quiet');
 // The test readers only the tests need (Spark, ~450 MB): `npm test` and CI ask for them, `npm start` does not.
 const forTests = process.argv.includes('--tests');
+// `npm start -- --catalog NAME` needs that catalog's jars; the tests need both.
+const catalogArg = process.argv[process.argv.indexOf('--catalog') + 1];
+const wantsCatalog = (name) => forTests || (process.argv.includes('--catalog') && catalogArg === name);
 
 function hashOf(files, extra) {
   const h = createHash('sha256');
@@ -70,15 +74,14 @@ async function sha256Of(file) {
   return h.digest('hex');
 }
 
-async function fetchJar({ artifact, bytes, sha256 }) {
-  const file = path.join(jarDir, `${artifact}-${ICEBERG}.jar`);
+/** Downloads `url` to `file` unless it is there already with this size and SHA-256. */
+async function fetchPinned({ url, file, bytes, sha256, what }) {
   if (existsSync(file) && statSync(file).size === bytes && (await sha256Of(file)) === sha256) return;
-  const url = `${MAVEN}/${artifact}/${ICEBERG}/${artifact}-${ICEBERG}.jar`;
   const fail = (why) => {
-    console.error(`[install] cannot get ${artifact} ${ICEBERG}, which the Spark test reader needs: ${why}\n[install]   from ${url}`);
+    console.error(`[install] cannot get ${path.basename(file)}, which ${what} needs: ${why}\n[install]   from ${url}`);
     process.exit(1);
   };
-  if (!quiet) console.log(`[install] spark jars: ${url}`);
+  if (!quiet) console.log(`[install] ${what}: ${url}`);
   const partial = `${file}.partial`;
   try {
     const res = await fetch(url, { signal: AbortSignal.timeout(600_000) });
@@ -103,7 +106,45 @@ if (forTests) await ensure(
     // pyspark alone comes as a source archive; everything else stays wheels only.
     run(venvPython, ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--only-binary=:all:', '--no-binary=pyspark', '-r', 'requirements-spark.txt'], 'spark reader');
     mkdirSync(jarDir, { recursive: true });
-    for (const jar of SPARK_JARS) await fetchJar(jar);
+    for (const { artifact, bytes, sha256 } of SPARK_JARS) {
+      await fetchPinned({
+        url: `${MAVEN}/${artifact}/${ICEBERG}/${artifact}-${ICEBERG}.jar`,
+        file: path.join(jarDir, `${artifact}-${ICEBERG}.jar`),
+        bytes,
+        sha256,
+        what: 'the Spark test reader',
+      });
+    }
   },
   JSON.stringify({ ICEBERG, SPARK_JARS }),
+);
+
+// The JVM catalogs the stack can run beside SeaweedFS's (scripts/stack/jvm-catalogs.ts):
+// Iceberg's reference REST catalog, its classpath resolved by Maven from a pinned pom (checksums
+// enforced), and Nessie's runner jar, pinned by size and SHA-256.
+const catalogJars = path.join(root, '.venv', 'catalog-jars');
+if (wantsCatalog('reference')) await ensure(
+  '.venv/.tablemere-reference-catalog-install',
+  ['scripts/stack/java/reference-catalog.pom.xml'],
+  async () => {
+    const out = path.join(catalogJars, 'reference');
+    rmSync(out, { recursive: true, force: true });
+    run('mvn', ['-q', '-B', '--strict-checksums', '-f', 'scripts/stack/java/reference-catalog.pom.xml', 'dependency:copy-dependencies', `-DoutputDirectory=${out}`, '-DincludeScope=runtime'], 'reference catalog jars');
+  },
+);
+const NESSIE = { version: '0.99.0', bytes: 245069033, sha256: 'ce9fa33e2878bf5ea3981876b9e6204cabc0362b3dd82326b10e47271a78c417' };
+if (wantsCatalog('nessie')) await ensure(
+  '.venv/.tablemere-nessie-install',
+  [],
+  async () => {
+    mkdirSync(catalogJars, { recursive: true });
+    await fetchPinned({
+      url: `https://repo1.maven.org/maven2/org/projectnessie/nessie/nessie-quarkus/${NESSIE.version}/nessie-quarkus-${NESSIE.version}-runner.jar`,
+      file: path.join(catalogJars, `nessie-quarkus-${NESSIE.version}-runner.jar`),
+      bytes: NESSIE.bytes,
+      sha256: NESSIE.sha256,
+      what: 'the Nessie catalog',
+    });
+  },
+  JSON.stringify(NESSIE),
 );

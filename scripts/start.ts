@@ -1,17 +1,34 @@
 /**
- * `npm start`: the local stack, the API and the roller in one terminal, until Ctrl-C.
+ * `npm start [-- --catalog seaweedfs|reference|nessie]`: the local stack, the API and the roller in
+ * one terminal, until Ctrl-C. `--catalog` picks the Iceberg REST catalog the bootstrap warehouse
+ * registers: SeaweedFS's own (default), Iceberg's reference server, or Nessie.
  */
+import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 import { startStack, stackPaths, WAREHOUSE_NAME } from './stack/index.ts';
+import { CATALOGS, type CatalogName } from './stack/jvm-catalogs.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const offset = Number(process.env.TABLEMERE_STACK_PORT_OFFSET ?? 0);
 const say = (line: string) => console.log(`[stack] ${line}`);
 
+const { values } = parseArgs({ options: { catalog: { type: 'string', default: 'seaweedfs' } } });
+if (!(CATALOGS as readonly string[]).includes(values.catalog)) {
+  console.error(`[stack] --catalog must be one of ${CATALOGS.join(', ')}; got ${values.catalog}`);
+  process.exit(2);
+}
+const catalog = values.catalog as CatalogName;
+// `npm start` installs the common parts first; a JVM catalog's jars only when it is asked for.
+if (catalog !== 'seaweedfs') {
+  const install = spawnSync(process.execPath, [path.join(root, 'scripts', 'ensure-install.mjs'), '--catalog', catalog], { stdio: 'inherit' });
+  if (install.status !== 0) process.exit(1);
+}
+
 let stack;
 try {
-  stack = await startStack({ root, dir: process.env.TABLEMERE_STACK_DIR, portOffset: offset, databaseUrl: process.env.DATABASE_URL, say });
+  stack = await startStack({ root, dir: process.env.TABLEMERE_STACK_DIR, portOffset: offset, databaseUrl: process.env.DATABASE_URL, catalog, say });
 } catch (err) {
   console.error(`[stack] ${err instanceof Error ? err.message : String(err)}`);
   process.exit(1);
@@ -21,7 +38,7 @@ const seconds = (ms: number | undefined) => ((ms ?? 0) / 1000).toFixed(1);
 say(`ready in ${seconds(stack.timings.total)} s (postgres ${seconds(stack.timings.postgres)} s, seaweedfs ${seconds(stack.timings.seaweedfs)} s)`);
 console.log(`
   API            ${stack.env.TABLEMERE_API_URL}
-  Iceberg REST   ${stack.env.ICEBERG_REST_URI}   (warehouse ${stack.env.ICEBERG_WAREHOUSE})
+  Iceberg REST   ${stack.env.ICEBERG_REST_URI}   (${catalog}, warehouse ${stack.env.ICEBERG_WAREHOUSE})
   S3             ${stack.env.AWS_ENDPOINT_URL}
   Postgres       ${stack.env.DATABASE_URL}
   env file       ${paths.envFile}   (admin key, endpoints, credentials; mode 0600)

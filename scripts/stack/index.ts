@@ -4,7 +4,8 @@ import path from 'node:path';
 import { migrate } from '@tablemere/db';
 import { bootstrap } from '../../apps/api/src/bootstrap.ts';
 import { writeEnvFile } from './env-file.ts';
-import { busyPorts, stackPorts } from './ports.ts';
+import { startJvmCatalog, type CatalogEndpoint, type CatalogName } from './jvm-catalogs.ts';
+import { busyPorts, stackPorts, type StackPorts } from './ports.ts';
 import { startPostgres } from './postgres.ts';
 import { startProcess, type Managed } from './process.ts';
 import { httpStatusIs, waitUntilReady } from './ready.ts';
@@ -19,6 +20,8 @@ export interface StackOptions {
   portOffset?: number;
   /** DATABASE_URL: use this Postgres instead of starting one. */
   databaseUrl?: string | undefined;
+  /** The catalog the bootstrap warehouse registers (`npm start -- --catalog`); SeaweedFS's by default. */
+  catalog?: CatalogName;
   say?: (line: string) => void;
 }
 
@@ -65,7 +68,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
   rmSync(paths.data, { recursive: true, force: true });
   mkdirSync(paths.data, { recursive: true, mode: 0o755 });
   mkdirSync(paths.logs, { recursive: true });
-  for (const f of ['postgres.log', 'seaweedfs.log', 'api.log', 'roller.log']) rmSync(path.join(paths.logs, f), { force: true });
+  for (const f of ['postgres.log', 'seaweedfs.log', 'reference.log', 'nessie.log', 'api.log', 'roller.log']) rmSync(path.join(paths.logs, f), { force: true });
 
   const ports = stackPorts(opts.portOffset ?? 0);
   const busy = await busyPorts(ports);
@@ -127,14 +130,26 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     stops.push(() => weed.stop());
     recordState();
 
+    const store = { endpoint: s3Url, region: REGION, ...creds };
+    let catalog: CatalogEndpoint = { name: 'seaweedfs', uri: icebergUrl, warehouse: `s3://${TABLE_BUCKET}`, auth: 'oauth2' };
+    const jvmCatalog = opts.catalog;
+    if (jvmCatalog !== undefined && jvmCatalog !== 'seaweedfs') {
+      const running = await timed(jvmCatalog, () => startJvmCatalog(jvmCatalog, jvmCatalogOptions(opts.root, paths, ports, jvmCatalog, store)));
+      procs.push(running.proc);
+      stops.push(() => running.proc.stop());
+      recordState();
+      catalog = running.endpoint;
+    }
+    const catalogAuth = catalog.auth === 'oauth2' ? { type: 'oauth2' as const, clientId: creds.accessKeyId, clientSecret: creds.secretAccessKey } : { type: 'none' as const };
+
     const apiKey = await timed('migrations + bootstrap', async () => {
       await migrate(pg.url);
       const out = await bootstrap(pg.url, {
         warehouse: {
           name: WAREHOUSE_NAME,
-          restUri: icebergUrl,
-          warehouse: `s3://${TABLE_BUCKET}`,
-          auth: { type: 'oauth2', clientId: creds.accessKeyId, clientSecret: creds.secretAccessKey },
+          restUri: catalog.uri,
+          warehouse: catalog.warehouse,
+          auth: catalogAuth,
           s3: { endpoint: s3Url, region: REGION, accessKeyId: creds.accessKeyId, secretAccessKey: creds.secretAccessKey },
         },
         secretKey: encryptionKey,
@@ -189,8 +204,9 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       AWS_ACCESS_KEY_ID: creds.accessKeyId,
       AWS_SECRET_ACCESS_KEY: creds.secretAccessKey,
       AWS_REGION: REGION,
-      ICEBERG_REST_URI: icebergUrl,
-      ICEBERG_WAREHOUSE: `s3://${TABLE_BUCKET}`,
+      TABLEMERE_CATALOG: catalog.name,
+      ICEBERG_REST_URI: catalog.uri,
+      ICEBERG_WAREHOUSE: catalog.warehouse,
       TABLEMERE_INTAKE_BUCKET: INTAKE_BUCKET,
       TABLEMERE_BOOTSTRAP_SECRET: bootstrapSecret,
       TABLEMERE_ROLLER_URL: `http://127.0.0.1:${ports.roller}`,
@@ -198,9 +214,9 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       // PyIceberg reads catalogs from PYICEBERG_CATALOG__<NAME>__<KEY>: `load_catalog("garden")` needs nothing else.
       ...pyicebergCatalogEnv(WAREHOUSE_NAME, {
         type: 'rest',
-        uri: icebergUrl,
-        warehouse: `s3://${TABLE_BUCKET}`,
-        credential: `${creds.accessKeyId}:${creds.secretAccessKey}`,
+        uri: catalog.uri,
+        warehouse: catalog.warehouse,
+        ...(catalog.auth === 'oauth2' ? { credential: `${creds.accessKeyId}:${creds.secretAccessKey}` } : {}),
         's3.endpoint': s3Url,
         's3.access-key-id': creds.accessKeyId,
         's3.secret-access-key': creds.secretAccessKey,
@@ -214,6 +230,24 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     await stop();
     throw err;
   }
+}
+
+/** Where a JVM catalog of this stack keeps its data and log, and the ports it takes. */
+export function jvmCatalogOptions(
+  root: string,
+  paths: ReturnType<typeof stackPaths>,
+  ports: StackPorts,
+  name: Exclude<CatalogName, 'seaweedfs'>,
+  store: { endpoint: string; region: string; accessKeyId: string; secretAccessKey: string },
+) {
+  return {
+    root,
+    dir: path.join(paths.data, name),
+    logFile: path.join(paths.logs, `${name}.log`),
+    port: name === 'reference' ? ports.reference : ports.nessie,
+    managementPort: ports.nessieManagement,
+    store,
+  };
 }
 
 function pyicebergCatalogEnv(name: string, props: Record<string, string>): Record<string, string> {

@@ -22,6 +22,10 @@ export function stackPorts(offset = 0) {
     filerGrpc: 18888,
     admin: 23646,
     adminGrpc: 33646,
+    // The JVM catalogs, started only when asked for (npm start -- --catalog, the catalog tests).
+    reference: 28181,
+    nessie: 28182,
+    nessieManagement: 28183,
   };
   return Object.fromEntries(Object.entries(base).map(([k, v]) => [k, v + offset])) as typeof base;
 }

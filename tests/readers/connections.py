@@ -1,7 +1,8 @@
 """Connections of the independent readers (PyIceberg, DuckDB) to the stack's catalog and store.
 
 Settings come from the environment, as `.stack/env` names them: ICEBERG_REST_URI,
-ICEBERG_WAREHOUSE, AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION.
+ICEBERG_WAREHOUSE, AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION; and
+ICEBERG_REST_AUTH=none for a catalog without authentication (Nessie as the stack runs it).
 """
 import os
 from urllib.parse import urlparse
@@ -12,12 +13,13 @@ def catalog(name="stack"):
     from pyiceberg.catalog import load_catalog
 
     env = os.environ
+    auth = {} if env.get("ICEBERG_REST_AUTH") == "none" else {"credential": f"{env['AWS_ACCESS_KEY_ID']}:{env['AWS_SECRET_ACCESS_KEY']}"}
     return load_catalog(
         name,
         type="rest",
         uri=env["ICEBERG_REST_URI"],
         warehouse=env["ICEBERG_WAREHOUSE"],
-        credential=f"{env['AWS_ACCESS_KEY_ID']}:{env['AWS_SECRET_ACCESS_KEY']}",
+        **auth,
         **{
             "s3.endpoint": env["AWS_ENDPOINT_URL"],
             "s3.access-key-id": env["AWS_ACCESS_KEY_ID"],

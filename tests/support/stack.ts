@@ -32,13 +32,19 @@ export function stackEnv(): Record<string, string> {
   return parseEnvFile(text);
 }
 
-/** The running stack's catalog as the tests' own client: OAuth2 with the stack's key pair. */
+/**
+ * How the tests authenticate to the catalog: OAuth2 with the stack's key pair, unless
+ * ICEBERG_REST_AUTH=none (Nessie as the stack runs it has no authentication).
+ */
+function catalogAuth(env: Record<string, string>) {
+  return env.ICEBERG_REST_AUTH === 'none'
+    ? { type: 'none' as const }
+    : { type: 'oauth2' as const, clientId: env.AWS_ACCESS_KEY_ID!, clientSecret: env.AWS_SECRET_ACCESS_KEY! };
+}
+
+/** The running stack's catalog as the tests' own client. */
 export function stackCatalog(env: Record<string, string> = stackEnv()): Promise<RestCatalog> {
-  return RestCatalog.connect({
-    uri: env.ICEBERG_REST_URI!,
-    warehouse: env.ICEBERG_WAREHOUSE!,
-    auth: { type: 'oauth2', clientId: env.AWS_ACCESS_KEY_ID!, clientSecret: env.AWS_SECRET_ACCESS_KEY! },
-  });
+  return RestCatalog.connect({ uri: env.ICEBERG_REST_URI!, warehouse: env.ICEBERG_WAREHOUSE!, auth: catalogAuth(env) });
 }
 
 /** The stack's catalog registered as warehouse `garden`, as bootstrap takes it. */
@@ -47,7 +53,7 @@ export function stackWarehouse(env: Record<string, string> = stackEnv()): Bootst
     name: 'garden',
     restUri: env.ICEBERG_REST_URI!,
     warehouse: env.ICEBERG_WAREHOUSE!,
-    auth: { type: 'oauth2', clientId: env.AWS_ACCESS_KEY_ID!, clientSecret: env.AWS_SECRET_ACCESS_KEY! },
+    auth: catalogAuth(env),
     s3: { endpoint: env.AWS_ENDPOINT_URL!, region: env.AWS_REGION!, accessKeyId: env.AWS_ACCESS_KEY_ID!, secretAccessKey: env.AWS_SECRET_ACCESS_KEY! },
   };
 }

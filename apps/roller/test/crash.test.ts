@@ -3,7 +3,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROLL_CRASH_POINTS } from '../src/crash.ts';
 import { createSink, createTable, getSink, send } from './support/api.ts';
-import { intakeBatches, readBoth } from './support/expect.ts';
+import { expireLease, intakeBatches, readBoth } from './support/expect.ts';
 import { pyicebergRows } from './support/readers.ts';
 import { runCli, summaries } from './support/roller.ts';
 import { startTestStack, suffix, type TestStack } from './support/stack.ts';
@@ -47,11 +47,6 @@ async function sendBatches(tag: string, batches: number): Promise<void> {
   }
 }
 
-/** What the lease TTL would do after a while: a killed roller's lease runs out. */
-async function expireLease(): Promise<void> {
-  await stack.pool.query(`UPDATE sink_leases SET expires_at = now() - interval '1 second' WHERE sink_id = $1`, [sink.id]);
-}
-
 /** Every x sent is in the table exactly once, and nothing else is. */
 async function expectExactlyOnce(rows: Array<Record<string, unknown>>): Promise<void> {
   const xs = rows.map((r) => Number(r.x)).sort((a, b) => a - b);
@@ -70,7 +65,7 @@ describe('crash safety', () => {
       await sendBatches(point, 3);
       const crashed = await runCli(['roll', sink.id], stack.rollerEnv({ TABLEMERE_ROLLER_CRASH_AT: point }));
       expect(crashed.signal, crashed.stderr).toBe('SIGKILL');
-      await expireLease();
+      await expireLease(stack, sink.id);
       await rollClean();
       await expectExactlyOnce(await pyicebergRows(ns, 'events'));
       expect(await intakeBatches(stack, sink.id)).toEqual([]);
@@ -107,7 +102,7 @@ describe('crash safety', () => {
       const signal = await new Promise<NodeJS.Signals | null>((resolve) => child.on('close', (_code, s) => resolve(s)));
       if (signal === 'SIGKILL') {
         killedIn[target] = (killedIn[target] ?? 0) + 1;
-        await expireLease();
+        await expireLease(stack, sink.id);
       }
     }
     await rollClean();

@@ -12,7 +12,7 @@ import { createLogger } from '../src/log.ts';
 import { RollerMetrics } from '../src/metrics.ts';
 import { rollSink } from '../src/run-sink.ts';
 import { createSink, createTable, getSink, send } from './support/api.ts';
-import { readBoth } from './support/expect.ts';
+import { expireLease, readBoth } from './support/expect.ts';
 import { otherWriter } from './support/readers.ts';
 import { logLines, runCli, startRoller, summaries } from './support/roller.ts';
 import { startTestStack, suffix, type TestStack } from './support/stack.ts';
@@ -118,11 +118,6 @@ async function exists(loaded: LoadTableResult, location: string): Promise<boolea
   }
 }
 
-/** What the dead roller's lease TTL would do after a while. */
-async function expireLease(): Promise<void> {
-  await stack.pool.query(`UPDATE sink_leases SET expires_at = now() - interval '1 second' WHERE sink_id = $1`, [sink.id]);
-}
-
 // Each roll and upkeep is a process of its own (the operator command): minutes under load.
 const SLOW = { timeout: 300_000 };
 
@@ -183,7 +178,7 @@ describe('a killed upkeep run', SLOW, () => {
     await roll(2);
     const killed = await upkeep({ TABLEMERE_ROLLER_CRASH_AT: point });
     expect(killed.signal, killed.stderr).toBe('SIGKILL');
-    await expireLease();
+    await expireLease(stack, sink.id);
     await expectExactlyOnce();
 
     const again = await upkeep();

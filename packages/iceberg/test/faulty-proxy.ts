@@ -15,10 +15,13 @@ export interface FaultyProxy {
   uri: string;
   /** Commits forwarded to the catalog, and how many of their answers were replaced by 502. */
   stats: { commitsForwarded: number; answersDropped: number };
+  /** Runs `hook` once, before the next table commit goes on: another writer's commit there makes it lose the race. */
+  beforeNextCommit(hook: () => Promise<void>): void;
   close(): Promise<void>;
 }
 
-const COMMIT_PATH = /^\/v1\/[^/]+\/namespaces\/[^/]+\/tables\/[^/]+$/;
+/** A table commit, below any base path and prefix (Nessie serves `/iceberg/v1/{prefix}/...`). */
+const COMMIT_PATH = /\/v1\/(?:[^/]+\/)?namespaces\/[^/]+\/tables\/[^/]+$/;
 
 async function body(request: IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = [];
@@ -28,6 +31,7 @@ async function body(request: IncomingMessage): Promise<Buffer> {
 
 export async function startFaultyProxy(target: string, faults: FaultOptions): Promise<FaultyProxy> {
   const stats = { commitsForwarded: 0, answersDropped: 0 };
+  let beforeNextCommit: (() => Promise<void>) | undefined;
   const server: Server = createServer((request, response) => {
     void (async () => {
       const payload = await body(request);
@@ -36,6 +40,11 @@ export async function startFaultyProxy(target: string, faults: FaultOptions): Pr
         if (typeof value === 'string' && key !== 'host' && key !== 'content-length' && key !== 'connection') headers[key] = value;
       }
       const isCommit = request.method === 'POST' && COMMIT_PATH.test(new URL(request.url ?? '/', 'http://proxy').pathname);
+      if (isCommit && beforeNextCommit) {
+        const hook = beforeNextCommit;
+        beforeNextCommit = undefined;
+        await hook();
+      }
       const drop = isCommit && stats.answersDropped < faults.dropAnswers;
       if (drop && !faults.forward) {
         stats.answersDropped += 1;
@@ -64,6 +73,9 @@ export async function startFaultyProxy(target: string, faults: FaultOptions): Pr
   return {
     uri: `http://127.0.0.1:${port}`,
     stats,
+    beforeNextCommit: (hook) => {
+      beforeNextCommit = hook;
+    },
     close: () => new Promise((resolve, reject) => server.close((error) => (error ? reject(error) : resolve()))),
   };
 }

@@ -5,8 +5,15 @@ import { bareEvidence, type Evidence, historyCovers, judgeIntent, keptHistoryCov
 const minute = 60_000;
 const t0 = Date.parse('2026-09-21T12:00:00Z');
 
-function snapshot(id: bigint, parent: bigint | null, at: number, summary: Record<string, string> = {}): Snapshot {
-  return { 'snapshot-id': id, ...(parent === null ? {} : { 'parent-snapshot-id': parent }), 'timestamp-ms': at, 'manifest-list': `s3://w/t/metadata/${id}.avro`, summary: { operation: 'append', ...summary } };
+function snapshot(id: bigint, parent: bigint | null, at: number, summary: Record<string, string> = {}, sequence?: number): Snapshot {
+  return {
+    'snapshot-id': id,
+    ...(parent === null ? {} : { 'parent-snapshot-id': parent }),
+    ...(sequence === undefined ? {} : { 'sequence-number': sequence }),
+    'timestamp-ms': at,
+    'manifest-list': `s3://w/t/metadata/${id}.avro`,
+    summary: { operation: 'append', ...summary },
+  };
 }
 
 /** One version of the table: its snapshots, main's head, and the earlier versions it lists (oldest first). */
@@ -52,6 +59,30 @@ const v4 = metadata(compacted, 5n, [[t0 - 60 * minute, 'v1'], [t0 - 30 * minute,
 const expired = metadata([snapshot(5n, 4n, t0 + 2 * minute)], 5n, [[t0 - 60 * minute, 'v1'], [t0 - 30 * minute, 'v2'], [t0 + minute, 'v3'], [t0 + 2 * minute, 'v4']]);
 
 describe('judgeIntent', () => {
+  describe('on a catalog that serves the head alone, without its parent id (Nessie)', () => {
+    // Our roll committed 3 (sequence 3) at t0 + 1 min; another writer's 4 (sequence 4) followed.
+    const headOnly = metadata([snapshot(4n, null, t0 + 2 * minute, {}, 4)], 4n);
+
+    it('never calls the parentless head a full history', () => {
+      expect(historyCovers(headOnly, t0)).toBe(false);
+      expect(judgeIntent(intent(3n, t0), bareEvidence(headOnly))).toEqual(unresolved);
+    });
+
+    it('settles the intent from a live entry of the head\'s manifests', () => {
+      expect(judgeIntent(intent(3n, t0), evidence(headOnly, {}, [3n]))).toEqual(committedBy('manifest_entry'));
+    });
+
+    it('abandons an intent younger than the head\'s own snapshot time only when nothing came after', () => {
+      const stale = metadata([snapshot(2n, null, t0 - 30 * minute, {}, 2)], 2n);
+      expect(judgeIntent(intent(3n, t0), bareEvidence(stale))).toEqual(abandonedBy('ancestry'));
+    });
+
+    it('still takes a parentless first snapshot as the whole history', () => {
+      const first = metadata([snapshot(4n, null, t0 + 2 * minute, {}, 1)], 4n);
+      expect(judgeIntent(intent(3n, t0), bareEvidence(first))).toEqual(abandonedBy('ancestry'));
+    });
+  });
+
   it('rule 1: finds a committed intent on main', () => {
     const m = metadata([snapshot(1n, null, t0), snapshot(2n, 1n, t0 + minute)], 2n);
     expect(judgeIntent(intent(1n, t0 - 1000), bareEvidence(m))).toEqual(committedBy('ancestry'));

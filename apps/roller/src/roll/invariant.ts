@@ -1,6 +1,6 @@
 import type { RollIntent } from '@tablemere/contracts';
 import {
-  branchAncestry,
+  ancestryCovers,
   branchHead,
   ENTRY_STATUS,
   findInAncestry,
@@ -68,12 +68,7 @@ export function bareEvidence(metadata: TableMetadata): Evidence {
  * snapshot committed on main since then is still reachable from it (or was rolled back).
  */
 export function historyCovers(metadata: TableMetadata, since: number): boolean {
-  let oldest;
-  for (const snapshot of branchAncestry(metadata)) oldest = snapshot;
-  if (oldest === undefined) return true;
-  const parent = oldest['parent-snapshot-id'];
-  if (parent === undefined || parent === null) return true;
-  return oldest['timestamp-ms'] <= since - CLOCK_MARGIN_MS;
+  return ancestryCovers(metadata, since - CLOCK_MARGIN_MS);
 }
 
 /**

@@ -65,3 +65,8 @@ export async function columnNames(stack: TestStack, namespace: string, table: st
 }
 
 export type { CreatedSink };
+
+/** What the lease TTL would do after a while: a killed roller's lease runs out. */
+export async function expireLease(stack: TestStack, sinkId: string): Promise<void> {
+  await stack.pool.query(`UPDATE sink_leases SET expires_at = now() - interval '1 second' WHERE sink_id = $1`, [sinkId]);
+}

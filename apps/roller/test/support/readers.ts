@@ -41,6 +41,11 @@ export async function pyicebergSnapshots(namespace: string, table: string): Prom
     .snapshots;
 }
 
+/** PyIceberg replaces every row of the table with one of its own (tests/readers/overwrite.py). */
+export async function overwriteTable(namespace: string, table: string, env: ReaderEnv): Promise<void> {
+  await runReader('overwrite.py', [namespace, table], env);
+}
+
 export type SparkMode = 'rows' | 'types' | 'files' | 'maintain';
 
 /** One column's metrics in one data file (Iceberg's readable_metrics); bounds in the rows' form. */
@@ -87,9 +92,16 @@ export async function spark(steps: Array<{ mode: SparkMode; namespace: string; t
  * Starts PyIceberg appending to the table in a loop, `pauseSeconds` between appends; `stop()`
  * ends it and answers how many appends landed in how many seconds.
  */
-export function otherWriter(namespace: string, table: string, stopFile: string, pauseSeconds = 0): { stop(): Promise<{ appends: number; seconds: number }> } {
-  const child = spawn(python, [path.join(readers, 'append_loop.py'), namespace, table, stopFile, String(pauseSeconds)], {
-    env: { ...process.env, ...stackEnv() },
+export function otherWriter(
+  namespace: string,
+  table: string,
+  stopFile: string,
+  pauseSeconds = 0,
+  options: { most?: number; env?: ReaderEnv } = {},
+): { done: Promise<{ appends: number; seconds: number }>; stop(): Promise<{ appends: number; seconds: number }> } {
+  const args = [path.join(readers, 'append_loop.py'), namespace, table, stopFile, String(pauseSeconds), ...(options.most === undefined ? [] : [String(options.most)])];
+  const child = spawn(python, args, {
+    env: { ...process.env, ...(options.env ?? stackEnv()) },
     cwd: readers,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -101,6 +113,7 @@ export function otherWriter(namespace: string, table: string, stopFile: string, 
     child.on('close', (code) => (code === 0 ? resolve(JSON.parse(out) as { appends: number; seconds: number }) : reject(new Error(`append_loop.py exited ${code}: ${err}`)))),
   );
   return {
+    done,
     async stop() {
       writeFileSync(stopFile, '');
       return done;

@@ -114,6 +114,25 @@ export function* branchAncestry(metadata: TableMetadata, branch: string = MAIN_B
   }
 }
 
+/**
+ * Whether the branch's ancestry, as this metadata shows it, holds every snapshot committed on the
+ * branch since `since` (epoch ms) and not rolled back: the walk reaches the table's first
+ * snapshot, or a snapshot no newer than `since`. A walk that ends at an expired parent, or at a
+ * parentless snapshot that is not the first (Nessie serves the head alone, without its parent
+ * id), shows nothing before where it ends.
+ */
+export function ancestryCovers(metadata: TableMetadata, since: number, branch: string = MAIN_BRANCH): boolean {
+  let oldest: Snapshot | undefined;
+  for (const snapshot of branchAncestry(metadata, branch)) oldest = snapshot;
+  return oldest === undefined || isFirstSnapshot(oldest) || oldest['timestamp-ms'] <= since;
+}
+
+/** A snapshot with no parent that is the table's first (v1 tables have no sequence numbers). */
+export function isFirstSnapshot(snapshot: Snapshot): boolean {
+  const parent = snapshot['parent-snapshot-id'];
+  return (parent === undefined || parent === null) && (snapshot['sequence-number'] ?? 0) <= 1;
+}
+
 /** True when the snapshot is the branch head or one of its reachable ancestors. */
 export function isInAncestry(metadata: TableMetadata, snapshotId: bigint, branch: string = MAIN_BRANCH): boolean {
   for (const snapshot of branchAncestry(metadata, branch)) {

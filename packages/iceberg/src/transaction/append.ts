@@ -3,6 +3,7 @@ import type { LoadTableResult, TableIdent } from '../catalog/rest/types.ts';
 import { IcebergError, isIcebergError } from '../errors.ts';
 import type { FileIO } from '../io/file-io.ts';
 import {
+  ancestryCovers,
   branchHead,
   currentSchema,
   defaultPartitionSpec,
@@ -111,19 +112,40 @@ interface Attempted {
   committed: ManifestFile[] | undefined;
 }
 
+/** Clock skew allowed between this process and the writers whose snapshot times the walk reads. */
+const CLOCK_MARGIN_MS = 10 * 60_000;
+
 async function appendWithRetries(options: AppendOptions, state: AppendState): Promise<Attempted> {
   const { catalog, table, io } = options;
   const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
   const snapshotId = options.snapshotId ?? newSnapshotId();
+  const startedAt = Date.now();
   let metadata = (options.base ?? (await catalog.loadTable(table))).metadata;
   let lastError: IcebergError | undefined;
   const landed = (attempts: number): Attempted => ({
     result: { snapshotId, metadata, attempts, foundInAncestry: true, manifestLocation: undefined, manifestListLocation: undefined },
     committed: undefined,
   });
+  /**
+   * Whether an earlier attempt landed. Once an outcome was unknown and main's history is cut (a
+   * catalog serving the head alone, or expiry), a later commit may hide ours: the head's list
+   * still names the manifest ours added unless a merge folded it away, and then nothing here
+   * can tell, so the append stops rather than commit twice.
+   */
+  const hasLanded = async (attempts: number): Promise<boolean> => {
+    if (isInAncestry(metadata, snapshotId)) return true;
+    if (!state.sawUnknownOutcome || ancestryCovers(metadata, startedAt - CLOCK_MARGIN_MS)) return false;
+    const head = branchHead(metadata);
+    if (head && readManifestList(await io.get(head['manifest-list'])).some((m) => m.added_snapshot_id === snapshotId)) return true;
+    throw new IcebergError(
+      'commit_state_unknown',
+      `${lastError?.message ?? 'commit'}: outcome unknown after ${attempts} attempts, and the catalog keeps no full history of main to tell whether it landed`,
+      { cause: lastError },
+    );
+  };
 
   for (let attempt = 1; attempt <= policy.attempts; attempt++) {
-    if (isInAncestry(metadata, snapshotId)) return landed(attempt - 1);
+    if (await hasLanded(attempt - 1)) return landed(attempt - 1);
     assertWritable(metadata);
     await options.validateBase?.(metadata);
     state.manifest ??= await writeOurManifest(io, metadata, snapshotId, options.dataFiles);
@@ -201,7 +223,7 @@ async function appendWithRetries(options: AppendOptions, state: AppendState): Pr
   }
 
   // The last attempt's outcome may still be unknown: the reload above settles it.
-  if (isInAncestry(metadata, snapshotId)) return landed(policy.attempts);
+  if (await hasLanded(policy.attempts)) return landed(policy.attempts);
   throw lastError ?? new IcebergError('commit_conflict', 'append gave up');
 }
 

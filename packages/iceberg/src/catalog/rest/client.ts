@@ -1,7 +1,7 @@
 import { IcebergError } from '../../errors.ts';
 import type { TableMetadata } from '../../spec/metadata.ts';
 import { createAuthProvider, type CatalogAuth } from './auth.ts';
-import { Endpoints, namespaceLevels } from './endpoints.ts';
+import { DEFAULT_NAMESPACE_SEPARATOR, Endpoints, namespaceLevels } from './endpoints.ts';
 import { RestTransport, type RestRequest } from './http.ts';
 import type {
   CommitTableRequest,
@@ -55,14 +55,14 @@ export class RestCatalog {
       operation: 'read',
       what: 'read catalog config',
     });
-    const config = (body ?? {}) as { defaults?: Record<string, unknown>; overrides?: Record<string, unknown> };
-    const properties = stringRecord({ ...config.defaults, ...config.overrides });
+    const properties = catalogProperties(body);
     const prefix = properties['prefix'];
-    return new RestCatalog(transport, new Endpoints(prefix), Object.freeze(properties), prefix);
+    const endpoints = new Endpoints(prefix, properties['namespace-separator'] ?? DEFAULT_NAMESPACE_SEPARATOR);
+    return new RestCatalog(transport, endpoints, Object.freeze(properties), prefix);
   }
 
   async listNamespaces(parent?: Namespace): Promise<string[][]> {
-    const query = parent === undefined ? {} : { parent: namespaceLevels(parent).join('\x1f') };
+    const query = parent === undefined ? {} : { parent: this.endpoints.namespaceParam(parent) };
     const pages = await this.paged(
       { method: 'GET', path: this.endpoints.namespaces(), query, operation: 'read', what: 'list namespaces' },
       'namespaces',
@@ -126,14 +126,7 @@ export class RestCatalog {
       method: 'POST',
       path: this.endpoints.tables(namespace),
       headers: VENDED_CREDENTIALS,
-      body: {
-        name,
-        schema: request.schema,
-        ...(request.partitionSpec ? { 'partition-spec': request.partitionSpec } : {}),
-        ...(request.writeOrder ? { 'write-order': request.writeOrder } : {}),
-        ...(request.location ? { location: request.location } : {}),
-        properties: request.properties ?? {},
-      },
+      body: createTableBody(name, request),
       operation: 'create',
       what: `create table ${label(namespace, name)}`,
     });
@@ -223,6 +216,29 @@ export class RestCatalog {
 function label(namespace: Namespace, name?: string): string {
   const ns = namespaceLevels(namespace).join('.');
   return name === undefined ? ns : `${ns}.${name}`;
+}
+
+/** The catalog's properties from a `/v1/config` answer: `defaults`, then `overrides` on top. */
+export function catalogProperties(config: unknown): Record<string, string> {
+  const { defaults, overrides } = (config ?? {}) as { defaults?: unknown; overrides?: unknown };
+  return { ...stringRecord(defaults), ...stringRecord(overrides) };
+}
+
+/**
+ * The CreateTableRequest body as the Java client and PyIceberg send it: `stage-create`, the
+ * partition spec and sort order always present and with their ids (Nessie and the reference
+ * server refuse a body without them).
+ */
+export function createTableBody(name: string, request: CreateTableRequest): Record<string, unknown> {
+  return {
+    name,
+    schema: request.schema,
+    'partition-spec': { 'spec-id': 0, fields: [], ...request.partitionSpec },
+    'write-order': { 'order-id': request.writeOrder?.fields.length ? 1 : 0, fields: [], ...request.writeOrder },
+    ...(request.location ? { location: request.location } : {}),
+    'stage-create': false,
+    properties: request.properties ?? {},
+  };
 }
 
 function stringRecord(value: unknown): Record<string, string> {

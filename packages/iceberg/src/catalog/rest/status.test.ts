@@ -39,3 +39,16 @@ describe('status to error kind', () => {
     expect(errorFromTransport(timeout, 'read', 'load t').kind).toBe('unavailable');
   });
 });
+
+describe('error bodies', () => {
+  it('reads the spec shape and the top-level shape alike', () => {
+    const spec = errorFromResponse(400, { error: { message: 'Namespace does not exist: x', type: 'NoSuchNamespaceException', code: 400 } }, 'read', 'load t');
+    expect(spec.message).toBe('load t: HTTP 400 Namespace does not exist: x');
+    expect(spec.serverType).toBe('NoSuchNamespaceException');
+    // Iceberg's reference server on an unexpected failure.
+    const flat = errorFromResponse(500, { message: 'Cannot parse missing int: spec-id', type: 'IllegalArgumentException', code: 500 }, 'create', 'create t');
+    expect(flat.message).toBe('create t: HTTP 500 Cannot parse missing int: spec-id');
+    expect(flat).toMatchObject({ kind: 'server_error', serverType: 'IllegalArgumentException' });
+    expect(errorFromResponse(502, '<html>', 'read', 'load t').message).toBe('load t: HTTP 502');
+  });
+});

@@ -26,9 +26,13 @@ interface ErrorBody {
   type?: unknown;
 }
 
-/** Builds the error for a non-2xx answer from the catalog's `{"error": {...}}` body. */
+/**
+ * Builds the error for a non-2xx answer: the spec's `{"error": {message, type, code}}` body, or
+ * the `{"message": ..., "type": ...}` some servers answer on 500 (Iceberg's reference server).
+ */
 export function errorFromResponse(status: number, body: unknown, operation: Operation, what: string): IcebergError {
-  const detail = (body && typeof body === 'object' && 'error' in body ? (body as { error: ErrorBody }).error : undefined) ?? {};
+  const wrapped = body && typeof body === 'object' && 'error' in body ? (body as { error: unknown }).error : undefined;
+  const detail = ((wrapped && typeof wrapped === 'object' ? wrapped : body) ?? {}) as ErrorBody;
   const serverMessage = typeof detail.message === 'string' ? detail.message : undefined;
   const serverType = typeof detail.type === 'string' ? detail.type : undefined;
   const message = `${what}: HTTP ${status}${serverMessage ? ` ${serverMessage}` : ''}`;

@@ -35,7 +35,8 @@ export interface CommitTableResult {
 export interface CreateTableRequest {
   schema: Omit<SchemaJson, 'schema-id'> & { 'schema-id'?: number };
   partitionSpec?: Omit<PartitionSpec, 'spec-id'> & { 'spec-id'?: number };
-  writeOrder?: Record<string, unknown>;
+  /** A sort order; `order-id` defaults to 0 (unsorted) without fields, 1 with. */
+  writeOrder?: { 'order-id'?: number; fields: Record<string, unknown>[] };
   properties?: Record<string, string>;
   location?: string;
 }

@@ -1,0 +1,159 @@
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { startFaultyProxy, type FaultyProxy } from '../../../packages/iceberg/test/faulty-proxy.ts';
+import { stackEnv } from '../../../tests/support/stack.ts';
+import { createSink, createTable, getSink, send } from './support/api.ts';
+import { expireLease, intakeBatches, readBoth, rejectsOf } from './support/expect.ts';
+import { otherWriter, overwriteTable } from './support/readers.ts';
+import { runCli, summaries } from './support/roller.ts';
+import { startTestStack, suffix, type TestStack } from './support/stack.ts';
+
+/**
+ * The catalog matrix: the same sink, end to end, on SeaweedFS's catalog, Iceberg's reference
+ * REST catalog (1.11, JDBC on SQLite) and Nessie (0.99, which serves only the head snapshot).
+ * The JVM catalogs are started once per run by tests/global-setup.ts. The API and the roller
+ * reach each catalog through a proxy that can let another writer commit just before theirs.
+ */
+const CATALOGS = ['seaweedfs', 'reference', 'nessie'] as const;
+
+function catalogEnv(name: (typeof CATALOGS)[number]): Record<string, string> {
+  const env = stackEnv();
+  if (name === 'seaweedfs') return env;
+  const endpoint = inject('jvmCatalogs')[name];
+  if (!endpoint) throw new Error(`the ${name} catalog was not started for this run: tests/global-setup.ts starts it when the run includes apps/roller/test/catalogs.test.ts`);
+  return { ...env, ICEBERG_REST_URI: endpoint.uri, ICEBERG_WAREHOUSE: endpoint.warehouse, ICEBERG_REST_AUTH: endpoint.auth };
+}
+
+const columns = [
+  { name: 'x', type: 'long', required: true },
+  { name: 'who', type: 'string' },
+];
+const sinkRows = (rows: Array<Record<string, unknown>>) => rows.filter((r) => r.who !== 'other writer').map((r) => [Number(r.x), r.who]);
+
+describe.each(CATALOGS)('a sink on the %s catalog', (name) => {
+  let stack: TestStack;
+  let proxy: FaultyProxy;
+  const namespaces: string[] = [];
+
+  beforeAll(async () => {
+    const env = catalogEnv(name);
+    const catalog = new URL(env.ICEBERG_REST_URI!);
+    proxy = await startFaultyProxy(catalog.origin, { dropAnswers: 0, forward: true });
+    stack = await startTestStack({ env: { ...env, ICEBERG_REST_URI: `${proxy.uri}${catalog.pathname.replace(/\/$/, '')}` } });
+  });
+
+  afterAll(async () => {
+    await stack?.dropNamespaces(namespaces);
+    await stack?.stop();
+    await proxy?.close();
+  });
+
+  async function sinkOnNewTable() {
+    const ns = `cat_${name}_${suffix()}`;
+    namespaces.push(ns);
+    await createTable(stack, ns, 'events', columns);
+    return { ns, sink: await createSink(stack, `cat_${suffix()}`, `${ns}.events`) };
+  }
+
+  async function roll(sinkId: string, env: Record<string, string> = {}) {
+    const run = await runCli(['roll', sinkId], stack.rollerEnv(env));
+    return { run, summary: summaries(run)[0] };
+  }
+
+  /** PyIceberg commits one row of its own to the table. */
+  async function otherWriterCommits(ns: string): Promise<void> {
+    const { appends } = await otherWriter(ns, 'events', path.join(tmpdir(), `never-${suffix()}`), 0, { most: 1, env: stack.env }).done;
+    expect(appends).toBe(1);
+  }
+
+  it('creates the table through the API, rolls sent batches and sets aside the rows that do not fit', async () => {
+    const { ns, sink } = await sinkOnNewTable();
+    await send(stack, sink, 'b-1', [{ x: 1, who: 'north' }, { x: 2 }, { x: 'three' }]);
+    await send(stack, sink, 'b-2', [{ x: 4, who: 'south', colour: 'red' }, { x: 5, who: 'west' }]);
+    const { run, summary } = await roll(sink.id);
+    expect(run.code, run.stderr).toBe(0);
+    expect(summary).toMatchObject({ outcome: 'committed', batches: 2, rows: 3, rejected_rows: 2, reasons: { type_mismatch: 1, unknown_field: 1 } });
+
+    const rows = await readBoth(stack, ns, 'events');
+    expect(rows.map((r) => [r.x, r.who])).toEqual([
+      [1, 'north'],
+      [2, null],
+      [5, 'west'],
+    ]);
+    expect(rows.every((r) => typeof r.__ingest_ts === 'string')).toBe(true);
+    expect(await rejectsOf(stack, sink.id, 'b-1')).toEqual([expect.objectContaining({ row: { x: 'three' }, reason: 'type_mismatch', field: 'x' })]);
+    expect(await rejectsOf(stack, sink.id, 'b-2')).toEqual([expect.objectContaining({ row: { x: 4, who: 'south', colour: 'red' }, reason: 'unknown_field' })]);
+    expect(await intakeBatches(stack, sink.id)).toEqual([]);
+  });
+
+  it('loses a commit race to another writer (409), reloads and lands every row once', async () => {
+    const { ns, sink } = await sinkOnNewTable();
+    await send(stack, sink, 'b-1', [{ x: 1, who: 'first' }]);
+    expect((await roll(sink.id)).summary).toMatchObject({ outcome: 'committed', attempts: 1 });
+
+    await send(stack, sink, 'b-2', [{ x: 2, who: 'second' }, { x: 3, who: 'second' }]);
+    proxy.beforeNextCommit(() => otherWriterCommits(ns));
+    const { run, summary } = await roll(sink.id);
+    expect(run.code, run.stderr).toBe(0);
+    expect(summary).toMatchObject({ outcome: 'committed', batches: 1, rows: 2, attempts: 2 });
+
+    const rows = await readBoth(stack, ns, 'events');
+    expect(sinkRows(rows)).toEqual([
+      [1, 'first'],
+      [2, 'second'],
+      [3, 'second'],
+    ]);
+    expect(rows.filter((r) => r.who === 'other writer')).toHaveLength(1);
+    expect((await getSink(stack, sink.id)).lag.batches_waiting).toBe(0);
+  });
+
+  it('settles a roll killed right after its commit, with another writer\'s commit on top, without rolling it twice', async () => {
+    const { ns, sink } = await sinkOnNewTable();
+    await send(stack, sink, 'b-1', [{ x: 1, who: 'first' }]);
+    expect((await roll(sink.id)).summary).toMatchObject({ outcome: 'committed' });
+
+    await send(stack, sink, 'b-2', [{ x: 2, who: 'second' }]);
+    const crashed = await roll(sink.id, { TABLEMERE_ROLLER_CRASH_AT: 'after-commit' });
+    expect(crashed.run.signal, crashed.run.stderr).toBe('SIGKILL');
+    await expireLease(stack, sink.id);
+    // On Nessie the head now has no parent: the crashed roll's snapshot is out of sight.
+    await otherWriterCommits(ns);
+
+    const { run, summary } = await roll(sink.id);
+    expect(run.code, run.stdout).toBe(0);
+    expect(summary).toMatchObject({ settled: 1 });
+    const rows = await readBoth(stack, ns, 'events');
+    expect(sinkRows(rows)).toEqual([
+      [1, 'first'],
+      [2, 'second'],
+    ]);
+    expect(await intakeBatches(stack, sink.id)).toEqual([]);
+  });
+
+  it('stops, without committing twice, when nothing the catalog keeps shows whether a killed roll landed', async () => {
+    const { ns, sink } = await sinkOnNewTable();
+    await send(stack, sink, 'b-1', [{ x: 1, who: 'first' }]);
+    expect((await roll(sink.id)).summary).toMatchObject({ outcome: 'committed' });
+    await send(stack, sink, 'b-2', [{ x: 2, who: 'second' }]);
+    expect((await roll(sink.id, { TABLEMERE_ROLLER_CRASH_AT: 'after-commit' })).run.signal).toBe('SIGKILL');
+    await expireLease(stack, sink.id);
+    // The owner replaces every row: no live entry of the head's manifests comes from the killed roll.
+    await overwriteTable(ns, 'events', stack.env);
+
+    const { run, summary } = await roll(sink.id);
+    if (name === 'nessie') {
+      // The head alone, without parents or metadata-log: the roll stops, the batch stays waiting.
+      expect(run.code).toBe(1);
+      expect(summary).toMatchObject({ status: 'failed', reason: 'intent_unresolved' });
+      expect(await intakeBatches(stack, sink.id)).toHaveLength(1);
+      expect((await getSink(stack, sink.id)).lag.batches_waiting).toBe(1);
+    } else {
+      // The overwrite's parent chain still shows the killed roll's snapshot on main.
+      expect(run.code, run.stdout).toBe(0);
+      expect(summary).toMatchObject({ settled: 1 });
+      expect(await intakeBatches(stack, sink.id)).toEqual([]);
+    }
+    expect((await readBoth(stack, ns, 'events')).map((r) => [r.x, r.who])).toEqual([[-1, 'overwrite']]);
+  });
+});

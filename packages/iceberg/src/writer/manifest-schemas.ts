@@ -31,8 +31,15 @@ function intMapOf(keyId: number, valueId: number, valueType: string): Record<str
   };
 }
 
-/** `data_file` (field 2) of a manifest entry, for an unpartitioned spec (empty partition record). */
-function dataFileSchema(): Record<string, unknown> {
+/** A field of a manifest's partition record: the partition field's Avro name, id and value type. */
+export interface AvroPartitionField {
+  name: string;
+  fieldId: number;
+  type: unknown;
+}
+
+/** `data_file` (field 2) of a manifest entry; the partition record has one optional field per partition field. */
+function dataFileSchema(partition: readonly AvroPartitionField[]): Record<string, unknown> {
   return {
     type: 'record',
     name: 'r2',
@@ -40,7 +47,7 @@ function dataFileSchema(): Record<string, unknown> {
       required('content', 134, 'int'),
       required('file_path', 100, 'string'),
       required('file_format', 101, 'string'),
-      required('partition', 102, { type: 'record', name: 'r102', fields: [] }),
+      required('partition', 102, { type: 'record', name: 'r102', fields: partition.map((f) => optional(f.name, f.fieldId, f.type)) }),
       required('record_count', 103, 'long'),
       required('file_size_in_bytes', 104, 'long'),
       optional('column_sizes', 108, intMapOf(117, 118, 'long')),
@@ -57,18 +64,23 @@ function dataFileSchema(): Record<string, unknown> {
   };
 }
 
-/** `manifest_entry`, format v2. */
-export const MANIFEST_ENTRY_V2_SCHEMA = JSON.stringify({
-  type: 'record',
-  name: 'manifest_entry',
-  fields: [
-    required('status', 0, 'int'),
-    optional('snapshot_id', 1, 'long'),
-    optional('sequence_number', 3, 'long'),
-    optional('file_sequence_number', 4, 'long'),
-    required('data_file', 2, dataFileSchema()),
-  ],
-});
+/** `manifest_entry`, format v2, for a spec with these partition fields. */
+export function manifestEntryV2Schema(partition: readonly AvroPartitionField[]): string {
+  return JSON.stringify({
+    type: 'record',
+    name: 'manifest_entry',
+    fields: [
+      required('status', 0, 'int'),
+      optional('snapshot_id', 1, 'long'),
+      optional('sequence_number', 3, 'long'),
+      optional('file_sequence_number', 4, 'long'),
+      required('data_file', 2, dataFileSchema(partition)),
+    ],
+  });
+}
+
+/** `manifest_entry`, format v2, unpartitioned. */
+export const MANIFEST_ENTRY_V2_SCHEMA = manifestEntryV2Schema([]);
 
 /** `manifest_file`, format v2: one record per manifest in a manifest list. */
 export const MANIFEST_FILE_V2_SCHEMA = JSON.stringify({

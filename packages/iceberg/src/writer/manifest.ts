@@ -4,7 +4,9 @@ import { type Schema, schemaFromJson, schemaToJson } from '../spec/schema.ts';
 import { type AvroCodec, readAvroFile, writeAvroFile } from './avro.ts';
 import type { DataFile, DataFileMetrics } from './data-file.ts';
 import type { ManifestFile } from './manifest-list.ts';
-import { MANIFEST_ENTRY_V2_SCHEMA } from './manifest-schemas.ts';
+import { bindPartitionSpec } from '../partition/bound-spec.ts';
+import { avroPartitionType } from '../partition/values.ts';
+import { MANIFEST_ENTRY_V2_SCHEMA, manifestEntryV2Schema } from './manifest-schemas.ts';
 
 /** A manifest entry's status (spec: `manifest_entry.status`). */
 export const ENTRY_STATUS = Object.freeze({ EXISTING: 0, ADDED: 1, DELETED: 2 } as const);
@@ -74,11 +76,9 @@ export function writeManifestEntries(options: WriteManifestEntriesOptions): Uint
   if (formatVersion !== 2) {
     throw new IcebergError('unsupported', `manifests of format version ${formatVersion} are not written; only version 2`);
   }
-  if (options.partitionSpec.fields.length > 0) {
-    throw new IcebergError('unsupported', 'partitioned tables are not supported: the partition spec must have no fields');
-  }
   const schema = 'schemaId' in options.schema ? options.schema : schemaFromJson(options.schema);
-  return writeAvroFile(MANIFEST_ENTRY_V2_SCHEMA, options.entries.map(entryRecord), {
+  const partition = bindPartitionSpec(options.partitionSpec, schema).fields.map((f) => ({ name: f.avroName, fieldId: f.fieldId, type: avroPartitionType(f.result, f.fieldId) }));
+  return writeAvroFile(manifestEntryV2Schema(partition), options.entries.map(entryRecord), {
     codec: options.codec,
     metadata: {
       schema: JSON.stringify(schemaToJson(schema)),
@@ -157,7 +157,7 @@ function addedEntry(file: DataFile, snapshotId: bigint): ManifestEntry {
       content: CONTENT_DATA,
       file_path: file.filePath,
       file_format: 'PARQUET',
-      partition: {},
+      partition: file.partition ?? {},
       record_count: BigInt(file.recordCount),
       file_size_in_bytes: BigInt(file.fileSizeInBytes),
       column_sizes: intMap(metrics.columnSizes),

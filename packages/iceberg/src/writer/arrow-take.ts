@@ -43,7 +43,12 @@ export function takeRows(data: Data, indices: Int32Array): Data {
     default: {
       // Fixed width: `stride` array elements per row (4 words for decimal128, n bytes for fixed[n]).
       const source = data.values as Int32Array | BigInt64Array | Float32Array | Float64Array | Uint32Array | Uint8Array;
-      const stride = (data.type as DataType & { stride: number }).stride;
+      const stride =
+        data.typeId === Type.FixedSizeBinary
+          ? (data.type as unknown as { byteWidth: number }).byteWidth
+          : data.typeId === Type.Decimal
+            ? (data.type as unknown as { bitWidth: number }).bitWidth / 32
+            : 1;
       const out = new (source.constructor as new (n: number) => typeof source)(length * stride);
       for (let i = 0; i < length; i++) out.set(source.subarray(at(i) * stride, (at(i) + 1) * stride) as never, i * stride);
       return makeData({ ...base, data: out } as never);

@@ -129,8 +129,8 @@ async function appendWithRetries(options: AppendOptions, state: AppendState): Pr
 
   for (let attempt = 1; attempt <= policy.attempts; attempt++) {
     if (isInAncestry(metadata, snapshotId)) return landed(attempt - 1);
-    assertWritable(metadata, state.manifest);
     await options.validateBase?.(metadata);
+    assertWritable(metadata, state.manifest);
     state.manifest ??= await writeOurManifest(io, metadata, snapshotId, options.dataFiles);
     state.merger ??= new ManifestMerger(io, manifestMergePolicy(metadata.properties));
     const manifest = state.manifest;

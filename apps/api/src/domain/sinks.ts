@@ -162,6 +162,9 @@ async function loadTargetTable(catalog: RestCatalog, namespace: string, name: st
   }
 }
 
+/** The table formats the roller appends to (a v1 table has no sequence numbers to inherit). */
+const SINK_FORMAT_VERSIONS: readonly number[] = [2];
+
 /**
  * Creates a sink for an existing unpartitioned table. Reads the table through the
  * warehouse's catalog and commits nothing to it; no identity is created anywhere. The send
@@ -172,6 +175,13 @@ export async function createSink(deps: CreateSinkDeps, principal: Principal, req
   const { namespace, name: tableName } = request.table;
   const qualified = `${namespace}.${tableName}`;
   const metadata = await loadTargetTable(await deps.catalogs.get(warehouse), namespace, tableName);
+  const version = metadata['format-version'];
+  if (!SINK_FORMAT_VERSIONS.includes(version)) {
+    throw apiError('table_format_unsupported', {
+      message: `Table ${qualified} is format v${version}; sinks append to format v${SINK_FORMAT_VERSIONS.join(' and v')} tables.`,
+      details: { table: qualified, format_version: version },
+    });
+  }
   const spec = metadata['partition-specs'].find((s) => s['spec-id'] === metadata['default-spec-id']);
   if (spec && spec.fields.length > 0) {
     throw apiError('partitioned_table_unsupported', {

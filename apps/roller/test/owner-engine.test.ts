@@ -1,10 +1,10 @@
 import type { CreatedSink } from '@tablemere/contracts';
 import { applyTransform, bindPartitionSpec, branchHead, currentSchema, defaultPartitionSpec, schemaFromJson } from '@tablemere/iceberg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSink, createTable, send } from './support/api.ts';
+import { createSink, createTable, getSink, listSinks, send } from './support/api.ts';
 import { readBoth } from './support/expect.ts';
 import { partitioning, spark, type Row } from './support/readers.ts';
-import { runCli, summaries } from './support/roller.ts';
+import { logLines, runCli, startRoller, summaries } from './support/roller.ts';
 import { startTestStack, suffix, type TestStack } from './support/stack.ts';
 
 /**
@@ -145,4 +145,63 @@ describe('Java engines on the sink’s tables', () => {
     expect(Object.keys(classes).sort()).toEqual([...TYPED_COLUMNS.map(([name]) => name as string), '__ingest_ts'].sort());
     for (const [column, seen] of Object.entries(classes)) expect({ column, ...seen }).toEqual({ column, ...seen, ok: true });
   }, 420_000);
+});
+
+describe('a stalled sink', () => {
+  it('shows why its rolls fail within one tick, in the sink, the stalled list, a metric and a log line, and clears on the next good roll', async () => {
+    await createTable(stack, ns, 'stalls', [{ name: 'x', type: 'long', required: true }]);
+    const stalling = await createSink(stack, `stalls_${suffix()}`, `${ns}.stalls`, { roll_seconds: 60 });
+    const ident = { namespace: ns, name: 'stalls' };
+    const setMergeCount = (value: string) =>
+      stack.catalog.commitTable(ident, { requirements: [], updates: [{ action: 'set-properties', updates: { 'commit.manifest.min-count-to-merge': value } }] });
+    // The owner's engine sets a property the append cannot read: every roll fails.
+    await setMergeCount('many');
+    await send(stack, stalling, `s-${++batches}`, [{ x: 1 }]);
+    expect((await getSink(stack, stalling.id)).roll_error).toBeNull();
+
+    const roller = startRoller(stack.rollerEnv({ TABLEMERE_ROLLER_PORT: '0', TABLEMERE_ROLLER_TICK_SECONDS: '0.5', TABLEMERE_ROLLER_SURVEY_SECONDS: '0.5' }));
+    try {
+      // Not due for 60 s by age: the operator's roll-now makes the first attempt, the service the next.
+      const first = await runCli(['roll', stalling.id], stack.rollerEnv());
+      expect(summaries(first)[0]).toMatchObject({ status: 'failed', reason: 'table_unsupported' });
+      let shown = await getSink(stack, stalling.id);
+      expect(shown.roll_error).toMatchObject({ code: 'table_unsupported', attempts: 1 });
+      expect(shown.roll_error!.message).toMatch(/commit.manifest.min-count-to-merge must be an integer/);
+      const since = shown.roll_error!.since;
+      const second = await runCli(['roll', stalling.id], stack.rollerEnv());
+      expect(summaries(second)[0]).toMatchObject({ status: 'failed' });
+      shown = await getSink(stack, stalling.id);
+      expect(shown.roll_error).toMatchObject({ attempts: 2, since });
+      expect(shown.state).toBe('active');
+      expect(shown.lag.batches_waiting).toBe(1);
+
+      const stalled = await listSinks(stack, { stalled: 'true' });
+      expect(stalled.map((s) => s.id)).toEqual([stalling.id]);
+      const third = await runCli(['roll', stalling.id], stack.rollerEnv());
+      expect(third.code).toBe(1);
+      const said = logLines(third.stdout + third.stderr).find((l) => String(l.msg).startsWith('sink stalled'));
+      expect(said).toMatchObject({ sink: stalling.id, reason: 'table_unsupported', failed_rolls: 3, since });
+
+      const address = () => logLines(roller.output()).find((l) => typeof l.address === 'string')?.address as string | undefined;
+      for (let i = 0; i < 40 && address() === undefined; i++) await new Promise((r) => setTimeout(r, 250));
+      let metrics = '';
+      for (let i = 0; i < 40 && !metrics.includes(`tablemere_roller_sink_failing_rolls{sink="${stalling.id}"} 3`); i++) {
+        await new Promise((r) => setTimeout(r, 250));
+        metrics = await (await fetch(`${address()}/metrics`)).text();
+      }
+      expect(metrics).toContain(`tablemere_roller_sink_failing_rolls{sink="${stalling.id}"} 3`);
+      expect(metrics).not.toContain(`tablemere_roller_sink_failing_rolls{sink="${sink.id}"}`);
+
+      // The owner fixes the property: the next roll goes through and the sink says so.
+      await setMergeCount('100');
+      const fixed = await runCli(['roll', stalling.id], stack.rollerEnv());
+      expect(summaries(fixed)[0]).toMatchObject({ status: 'rolled', outcome: 'committed', rows: 1 });
+      shown = await getSink(stack, stalling.id);
+      expect(shown.roll_error).toBeNull();
+      expect(await listSinks(stack, { stalled: 'true' })).toEqual([]);
+    } finally {
+      roller.child.kill('SIGTERM');
+      await roller.finished;
+    }
+  }, 240_000);
 });

@@ -48,7 +48,7 @@ function integerProperty(properties: Readonly<Record<string, string>>, name: str
   const value = properties[name];
   if (value === undefined) return fallback;
   if (!/^\s*[-+]?\d+\s*$/.test(value) || !Number.isSafeInteger(Number(value))) {
-    throw new IcebergError('bad_request', `table property ${name} must be an integer, not ${JSON.stringify(value)}`);
+    throw new IcebergError('unsupported', `table property ${name} must be an integer, not ${JSON.stringify(value)}`);
   }
   return Number(value);
 }

@@ -12,6 +12,8 @@ usage: spark_table.py MODE NAMESPACE TABLE [MODE NAMESPACE TABLE ...]
             retain_last 1); what each procedure returned
   partition_rows
             every row with the `_partition` tuple Java read for its file from the manifest
+  lineage   every row's x with the row lineage Java reads for it (_row_id,
+            _last_updated_sequence_number)
   java_types
             per column, whether Iceberg's Java generic reader (IcebergGenerics) gives the Java
             class the Iceberg spec maps the column's type to, for the first row holding a value
@@ -185,7 +187,12 @@ def java_types(spark, name):
     return {"java_types": out}
 
 
-MODES = {"rows": rows, "types": types, "files": files, "maintain": maintain, "partition_rows": partition_rows, "java_types": java_types}
+def lineage(spark, name):
+    found = spark.sql(f"SELECT x, _row_id, _last_updated_sequence_number FROM {name}").collect()
+    return {"rows": [plain(row.asDict(recursive=True)) for row in found]}
+
+
+MODES = {"lineage": lineage, "rows": rows, "types": types, "files": files, "maintain": maintain, "partition_rows": partition_rows, "java_types": java_types}
 
 
 def main():

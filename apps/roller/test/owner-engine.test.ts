@@ -2,8 +2,8 @@ import type { CreatedSink } from '@tablemere/contracts';
 import { applyTransform, bindPartitionSpec, branchHead, currentSchema, defaultPartitionSpec, schemaFromJson } from '@tablemere/iceberg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSink, createTable, getSink, listSinks, send } from './support/api.ts';
-import { readBoth } from './support/expect.ts';
-import { partitioning, spark, type Row } from './support/readers.ts';
+import { readBoth, rejectsOf } from './support/expect.ts';
+import { ownerCreates, partitioning, spark, type Row } from './support/readers.ts';
 import { logLines, runCli, startRoller, summaries } from './support/roller.ts';
 import { startTestStack, suffix, type TestStack } from './support/stack.ts';
 
@@ -13,12 +13,16 @@ import { startTestStack, suffix, type TestStack } from './support/stack.ts';
  * data file per partition value, and every engine reads every row once with files pruned by
  * partition. Java (Spark, Iceberg's reference runtime) reads the partition tuple of every row's
  * file as the values say, and Iceberg's Java generic reader gives the Java class the spec maps
- * each type to, for every column type a table created through the API can have.
+ * each type to, for every column type a table created through the API can have. A format v3
+ * table the owner made rolls with row lineage Java reads, and rows holding a type this writer
+ * cannot write (geometry) are rejected while the rest of their batch commits.
  */
 let stack: TestStack;
 let ns: string;
 let sink: CreatedSink;
 const PARTITIONED = 'readings';
+const LINEAGE = 'lineage';
+let lineageSink: CreatedSink;
 const TYPED = 'every_type';
 let batches = 0;
 const sent: number[] = [];
@@ -95,6 +99,52 @@ describe('a sink on a table its owner partitions', () => {
   }, 120_000);
 });
 
+describe('a sink on a format v3 table', () => {
+  it('rolls with row lineage, rejecting the rows with a geometry value and committing the rest of their batch', async () => {
+    await ownerCreates(ns, LINEAGE, 3, ['x:long', 'note:string']);
+    // A v3 type only the owner's engine writes, added as that engine would.
+    await setShapeColumn(true);
+    lineageSink = await createSink(stack, `v3_${suffix()}`, `${ns}.${LINEAGE}`);
+
+    const first = await sendAndRoll(lineageSink, [{ x: 1, note: 'a' }, { x: 2, shape: 'POINT (1 2)' }, { x: 3, note: 'c', shape: null }]);
+    expect(first).toMatchObject({ outcome: 'committed', rows: 2, rejected_rows: 1, reasons: { unsupported_type: 1 } });
+    const rejected = await rejectsOf(stack, lineageSink.id, `b-${batches}`);
+    expect(rejected).toHaveLength(1);
+    expect(rejected[0]).toMatchObject({ reason: 'unsupported_type', row: { x: 2, shape: 'POINT (1 2)' } });
+    expect(await sendAndRoll(lineageSink, [{ x: 4 }, { x: 5, note: 'e' }])).toMatchObject({ outcome: 'committed', rows: 2 });
+
+    const loaded = await stack.catalog.loadTable({ namespace: ns, name: LINEAGE });
+    expect(loaded.metadata['format-version']).toBe(3);
+    const head = branchHead(loaded.metadata)!;
+    // The first roll's snapshot took ids 0-1 (and its schema change none); the second 2-3.
+    expect(Number(head['first-row-id'])).toBeGreaterThanOrEqual(2);
+    expect(Number(loaded.metadata['next-row-id'])).toBe(Number(head['first-row-id']) + Number(head['added-rows']));
+    expect((await readBoth(stack, ns, LINEAGE)).map((r) => Number(r.x))).toEqual([1, 3, 4, 5]);
+    // Spark 3.5 has no geometry type and cannot load the table while it has one: the owner
+    // drops the column (read by Spark below), and the sink rolls on.
+    await setShapeColumn(false);
+    expect(await sendAndRoll(lineageSink, [{ x: 6 }])).toMatchObject({ outcome: 'committed', rows: 1 });
+  }, 240_000);
+});
+
+/** The owner's engine adds (or drops) a geometry column `shape` on the v3 table, as one schema change. */
+async function setShapeColumn(present: boolean): Promise<void> {
+  const base = (await stack.catalog.loadTable({ namespace: ns, name: LINEAGE })).metadata;
+  const schema = currentSchema(base);
+  const others = schema.fields.filter((f) => f.name !== 'shape');
+  const fields = present ? [...others, { id: base['last-column-id'] + 1, name: 'shape', required: false, type: 'geometry' }] : others;
+  await stack.catalog.commitTable(
+    { namespace: ns, name: LINEAGE },
+    {
+      requirements: [{ type: 'assert-current-schema-id', 'current-schema-id': schema['schema-id'] }],
+      updates: [
+        { action: 'add-schema', schema: { ...schema, 'schema-id': Math.max(...base.schemas.map((s) => s['schema-id'])) + 1, fields } },
+        { action: 'set-current-schema', 'schema-id': -1 },
+      ],
+    },
+  );
+}
+
 /** Every column type the API creates tables with, and a value of each. */
 const TYPED_COLUMNS = [
   ['c_boolean', 'boolean', true],
@@ -119,10 +169,22 @@ describe('Java engines on the sink’s tables', () => {
     const typed = await createSink(stack, `typed_${suffix()}`, `${ns}.${TYPED}`);
     expect(await sendAndRoll(typed, [Object.fromEntries(TYPED_COLUMNS.map(([name, , value]) => [name, value]))])).toMatchObject({ outcome: 'committed', rows: 1 });
 
-    const [partitionRows, javaTypes] = await spark([
+    const [partitionRows, javaTypes, lineage] = await spark([
       { mode: 'partition_rows', namespace: ns, table: PARTITIONED },
       { mode: 'java_types', namespace: ns, table: TYPED },
+      { mode: 'lineage', namespace: ns, table: LINEAGE },
     ]);
+
+    // Row lineage as Java reads it: every row of the v3 table has its own id and the sequence
+    // number of the commit that added it.
+    const lineageRows = lineage!.rows!;
+    expect(lineageRows.map((r) => Number(r.x)).sort()).toEqual([1, 3, 4, 5, 6]);
+    const rowIds = lineageRows.map((r) => Number(r._row_id));
+    expect(new Set(rowIds).size).toBe(5);
+    expect(rowIds.every((id) => Number.isInteger(id) && id >= 0)).toBe(true);
+    const sequence = (x: number) => Number(lineageRows.find((r) => Number(r.x) === x)!._last_updated_sequence_number);
+    expect(sequence(1)).toBe(sequence(3));
+    expect(sequence(4)).toBeGreaterThan(sequence(1));
 
     // Java's view of each row's partition against the transforms applied to the row's values.
     const loaded = await stack.catalog.loadTable({ namespace: ns, name: PARTITIONED });

@@ -165,7 +165,7 @@ async function loadTargetTable(catalog: RestCatalog, namespace: string, name: st
 }
 
 /** The table formats the roller appends to (a v1 table has no sequence numbers to inherit). */
-const SINK_FORMAT_VERSIONS: readonly number[] = [2];
+const SINK_FORMAT_VERSIONS: readonly number[] = [2, 3];
 
 /**
  * Creates a sink for an existing unpartitioned table. Reads the table through the

@@ -41,7 +41,7 @@ export async function pyicebergSnapshots(namespace: string, table: string): Prom
     .snapshots;
 }
 
-export type SparkMode = 'rows' | 'types' | 'files' | 'maintain' | 'partition_rows' | 'java_types';
+export type SparkMode = 'rows' | 'types' | 'files' | 'maintain' | 'partition_rows' | 'java_types' | 'lineage';
 
 /** One column's metrics in one data file (Iceberg's readable_metrics); bounds in the rows' form. */
 export interface ColumnMetrics {
@@ -83,6 +83,11 @@ export async function spark(steps: Array<{ mode: SparkMode; namespace: string; t
     .split('\n')
     .filter((line) => line.trim() !== '')
     .map((line) => parseJson(line) as SparkOutput);
+}
+
+/** tests/readers/owner_create.py: the owner's PyIceberg creates a table (`name:type` columns, all optional). */
+export async function ownerCreates(namespace: string, table: string, formatVersion: number, columns: string[], env: ReaderEnv = stackEnv()): Promise<void> {
+  await runReader('owner_create.py', [namespace, table, String(formatVersion), ...columns], env);
 }
 
 /** tests/readers/partitioning.py: the owner's PyIceberg partitions a table, or plans a filtered scan. */

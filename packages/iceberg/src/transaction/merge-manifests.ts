@@ -196,7 +196,7 @@ export class ManifestMerger {
     const spec = request.metadata['partition-specs'].find((s) => s['spec-id'] === bin.specId)!;
     const read = await Promise.all(bin.manifests.map(async (m) => readManifestEntries(await this.io.get(m.manifest_path), m)));
     const entries = read.flat().flatMap((entry) => carried(entry, request.snapshotId));
-    const bytes = writeManifestEntries({ schema: currentSchema(request.metadata), partitionSpec: spec, entries });
+    const bytes = writeManifestEntries({ schema: currentSchema(request.metadata), partitionSpec: spec, formatVersion: request.metadata['format-version'], entries });
     const location = manifestLocation(request.metadata.location);
     this.locations.push(location);
     await this.io.put(location, bytes);

@@ -38,8 +38,11 @@ export interface AvroPartitionField {
   type: unknown;
 }
 
+/** The manifest formats written: v2, and v3 with row lineage and deletion-vector fields. */
+export type ManifestFormatVersion = 2 | 3;
+
 /** `data_file` (field 2) of a manifest entry; the partition record has one optional field per partition field. */
-function dataFileSchema(partition: readonly AvroPartitionField[]): Record<string, unknown> {
+function dataFileSchema(partition: readonly AvroPartitionField[], formatVersion: ManifestFormatVersion): Record<string, unknown> {
   return {
     type: 'record',
     name: 'r2',
@@ -60,12 +63,20 @@ function dataFileSchema(partition: readonly AvroPartitionField[]): Record<string
       optional('split_offsets', 132, listOf(133, 'long')),
       optional('equality_ids', 135, listOf(136, 'int')),
       optional('sort_order_id', 140, 'int'),
+      ...(formatVersion >= 3
+        ? [
+            optional('first_row_id', 142, 'long'),
+            optional('referenced_data_file', 143, 'string'),
+            optional('content_offset', 144, 'long'),
+            optional('content_size_in_bytes', 145, 'long'),
+          ]
+        : []),
     ],
   };
 }
 
-/** `manifest_entry`, format v2, for a spec with these partition fields. */
-export function manifestEntryV2Schema(partition: readonly AvroPartitionField[]): string {
+/** `manifest_entry` of a format version, for a spec with these partition fields. */
+export function manifestEntrySchema(partition: readonly AvroPartitionField[], formatVersion: ManifestFormatVersion = 2): string {
   return JSON.stringify({
     type: 'record',
     name: 'manifest_entry',
@@ -74,15 +85,22 @@ export function manifestEntryV2Schema(partition: readonly AvroPartitionField[]):
       optional('snapshot_id', 1, 'long'),
       optional('sequence_number', 3, 'long'),
       optional('file_sequence_number', 4, 'long'),
-      required('data_file', 2, dataFileSchema(partition)),
+      required('data_file', 2, dataFileSchema(partition, formatVersion)),
     ],
   });
 }
 
 /** `manifest_entry`, format v2, unpartitioned. */
-export const MANIFEST_ENTRY_V2_SCHEMA = manifestEntryV2Schema([]);
+export const MANIFEST_ENTRY_V2_SCHEMA = manifestEntrySchema([]);
 
-/** `manifest_file`, format v2: one record per manifest in a manifest list. */
+/** `manifest_file`: one record per manifest in a manifest list; v3 adds the manifest's first row id. */
+export function manifestFileSchema(formatVersion: ManifestFormatVersion): string {
+  const v2 = JSON.parse(MANIFEST_FILE_V2_SCHEMA) as { fields: unknown[] };
+  if (formatVersion === 2) return MANIFEST_FILE_V2_SCHEMA;
+  return JSON.stringify({ ...v2, fields: [...v2.fields, optional('first_row_id', 520, 'long')] });
+}
+
+/** `manifest_file`, format v2. */
 export const MANIFEST_FILE_V2_SCHEMA = JSON.stringify({
   type: 'record',
   name: 'manifest_file',

@@ -10,6 +10,13 @@ usage: spark_table.py MODE NAMESPACE TABLE [MODE NAMESPACE TABLE ...]
             columns left out
   maintain  rewrite_data_files (min-input-files 2), then expire_snapshots (older than now,
             retain_last 1); what each procedure returned
+  partition_rows
+            every row with the `_partition` tuple Java read for its file from the manifest
+  lineage   every row's x with the row lineage Java reads for it (_row_id,
+            _last_updated_sequence_number)
+  java_types
+            per column, whether Iceberg's Java generic reader (IcebergGenerics) gives the Java
+            class the Iceberg spec maps the column's type to, for the first row holding a value
 Prints one JSON line per step, in order: {"mode": ..., "namespace": ..., "table": ..., ...}.
 Starting Spark takes tens of seconds, over a minute on a busy machine, so one call runs every step
 it is given on one session.
@@ -128,7 +135,64 @@ def maintain(spark, name):
     }
 
 
-MODES = {"rows": rows, "types": types, "files": files, "maintain": maintain}
+def partition_rows(spark, name):
+    found = spark.sql(f"SELECT *, _partition FROM {name}").collect()
+    return {"rows": [plain(row.asDict(recursive=True)) for row in found]}
+
+
+# The Java class of each Iceberg primitive as the spec's type table maps it (generic data model).
+JAVA_CLASSES = {
+    "BOOLEAN": "java.lang.Boolean",
+    "INTEGER": "java.lang.Integer",
+    "LONG": "java.lang.Long",
+    "FLOAT": "java.lang.Float",
+    "DOUBLE": "java.lang.Double",
+    "DATE": "java.time.LocalDate",
+    "TIME": "java.time.LocalTime",
+    "STRING": "java.lang.CharSequence",
+    "UUID": "java.util.UUID",
+    "FIXED": "[B",
+    "BINARY": "java.nio.ByteBuffer",
+    "DECIMAL": "java.math.BigDecimal",
+    "STRUCT": "org.apache.iceberg.StructLike",
+    "LIST": "java.util.List",
+    "MAP": "java.util.Map",
+}
+
+
+def java_types(spark, name):
+    jvm = spark._jvm
+    table = jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(spark._jsparkSession, name)
+    columns = list(table.schema().columns())
+    out = {}
+    records = jvm.org.apache.iceberg.data.IcebergGenerics.read(table).build().iterator()
+    pending = {c.name(): pos for pos, c in enumerate(columns)}
+    while pending and records.hasNext():
+        record = records.next()
+        for column, pos in list(pending.items()):
+            if record.get(pos) is None:
+                continue
+            type_id = columns[pos].type().typeId().toString()
+            if type_id == "TIMESTAMP":
+                expected = "java.time.OffsetDateTime" if columns[pos].type().shouldAdjustToUTC() else "java.time.LocalDateTime"
+            else:
+                expected = JAVA_CLASSES[type_id]
+            # get(pos, class) casts in the JVM, so a wrong class fails there, whatever py4j makes of the value.
+            try:
+                record.get(pos, jvm.java.lang.Class.forName(expected))
+                out[column] = {"type": columns[pos].type().toString(), "expected": expected, "ok": True}
+            except Exception as error:  # py4j's Py4JJavaError carries the ClassCastException
+                out[column] = {"type": columns[pos].type().toString(), "expected": expected, "ok": False, "error": str(error).splitlines()[-1][:300]}
+            del pending[column]
+    return {"java_types": out}
+
+
+def lineage(spark, name):
+    found = spark.sql(f"SELECT x, _row_id, _last_updated_sequence_number FROM {name}").collect()
+    return {"rows": [plain(row.asDict(recursive=True)) for row in found]}
+
+
+MODES = {"lineage": lineage, "rows": rows, "types": types, "files": files, "maintain": maintain, "partition_rows": partition_rows, "java_types": java_types}
 
 
 def main():

@@ -15,6 +15,7 @@ const sink: Sink = {
   lag: { batches_waiting: 2, bytes_waiting: 1_258_291, oldest_waiting_at: '2026-09-21T11:59:18Z', seconds_behind: 42 },
   received: { batches: 14, rows: 1_000_000, bytes: 206_464_204, last_at: '2026-09-21T11:59:50Z' },
   last_roll: { at: '2026-09-21T11:57:00Z', batches: 4, rows: 12_000, rejected_rows: 3, snapshot_id: '2157400381618988528', seconds: 1.84 },
+  roll_error: null,
   rejects: { rows_total: 3, batches_with_rejects: 1, last_at: '2026-09-21T11:57:00Z', prefix: 's3://intake/_sink/snk_0123456789ab/rejects/' },
   upkeep: {
     last_run: {
@@ -75,6 +76,18 @@ describe('sink views', () => {
     expect(describeLastUpkeep(quiet, now)).toBe('1 h ago: nothing to do (1 data file, 1 manifest, 3 snapshots kept), took 0.3 s');
     const failed = { ...quiet, outcome: 'failed' as const, at: '2026-09-21T11:59:30Z', error: { code: 'commit_conflict', message: 'the table changed 5 times' } };
     expect(describeLastUpkeep(failed, now)).toBe('30 s ago: failed (commit_conflict: the table changed 5 times), took 0.3 s');
+  });
+
+  it('says why a stalled sink does not roll, in its details and its list row', () => {
+    const stalled: Sink = {
+      ...sink,
+      roll_error: { code: 'table_unsupported', message: 'table property x must be an integer', since: '2026-09-21T11:56:00Z', last_at: '2026-09-21T11:59:40Z', attempts: 7 },
+    };
+    const details = sinkDetails(stalled, now);
+    expect(details).toContain('  state        active, stalled');
+    expect(details).toContain('  roll error   failing since 4 min ago (7 rolls, last 20 s ago): table_unsupported: table property x must be an integer');
+    expect(sinkTable([stalled], now)[1]).toContain('active, stalled');
+    expect(sinkDetails(sink, now).some((line) => line.includes('roll error'))).toBe(false);
   });
 
   it('lists sinks as a table', () => {

@@ -46,6 +46,16 @@ export function describeLastUpkeep(last: Sink['upkeep']['last_run'], now: Date):
   );
 }
 
+/** Why rolls fail, while they do: `failing since 4 min ago (7 rolls, last 20 s ago): table_unsupported: …`. */
+export function describeRollError(error: NonNullable<Sink['roll_error']>, now: Date): string {
+  return `failing since ${ago(error.since, now)} (${plural(error.attempts, 'roll')}, last ${ago(error.last_at, now)}): ${error.code}: ${error.message}`;
+}
+
+/** The sink's state, `stalled` added while its rolls fail. */
+function describeState(sink: Sink): string {
+  return sink.roll_error === null ? sink.state : `${sink.state}, stalled`;
+}
+
 function describeRejects(sink: Sink, now: Date): string {
   const rejects = sink.rejects;
   if (rejects.rows_total === 0) return 'none';
@@ -66,7 +76,8 @@ export function sinkDetails(sink: Sink, now: Date): string[] {
     ...columns(
       [
         ['table', `${sink.table} in catalog ${sink.warehouse}`],
-        ['state', sink.state],
+        ['state', describeState(sink)],
+        ...(sink.roll_error === null ? [] : [['roll error', describeRollError(sink.roll_error, now)]]),
         ['ingest URL', sink.ingest_url],
         ['roll', describeRoll(sink.roll)],
         ['waiting', describeLag(sink.lag)],
@@ -91,7 +102,7 @@ export function sinkTable(sinks: readonly Sink[], now: Date): string[] {
       sink.id,
       sink.warehouse,
       sink.table,
-      sink.state,
+      describeState(sink),
       describeLag(sink.lag),
       sink.last_roll === null ? '-' : ago(sink.last_roll.at, now),
     ]),

@@ -8,7 +8,7 @@ import { isStoreError } from '@tablemere/store';
 export const FAILURE_REASONS = [
   /** The table (or its namespace) is not in the catalog: the sink is marked table_missing. */
   'table_missing',
-  /** The table is one this writer does not append to (partitioned, format v1 or v3). */
+  /** The table is one this writer does not append to (format v1 or v3, a transform it does not know). */
   'table_unsupported',
   /** The catalog did not answer, or answered 5xx outside a commit. */
   'catalog_unavailable',

@@ -5,10 +5,12 @@ import {
   LeaseRelease,
   RollIntent,
   RollList,
+  RollErrorResult,
   RollReportResult,
   SinkStateResult,
   UpkeepReportResult,
   type LeaseRequest,
+  type RollErrorRequest,
   type RollIntentRequest,
   type RollReport,
   type RollState,
@@ -109,6 +111,10 @@ export class InternalApi {
 
   reportUpkeep(sinkId: string, report: UpkeepReport) {
     return this.call('POST', `${sinkPath(sinkId)}/upkeep`, report, UpkeepReportResult);
+  }
+
+  setRollError(sinkId: string, request: RollErrorRequest) {
+    return this.call('PUT', `${sinkPath(sinkId)}/roll-error`, request, RollErrorResult);
   }
 
   setState(sinkId: string, request: SinkStateRequest) {

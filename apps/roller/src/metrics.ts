@@ -50,6 +50,12 @@ export class RollerMetrics {
     labelNames: ['sink'] as const,
     registers: [this.registry],
   });
+  readonly failingRolls = new Gauge({
+    name: 'tablemere_roller_sink_failing_rolls',
+    help: 'Failed rolls in a row per stalled sink (a sink whose last roll went through has no series), as of the last survey or roll',
+    labelNames: ['sink'] as const,
+    registers: [this.registry],
+  });
   readonly inFlight = new Gauge({ name: 'tablemere_roller_rolls_in_flight', help: 'Rolls running now', registers: [this.registry] });
   readonly upkeeps = new Counter({
     name: 'tablemere_roller_upkeeps_total',
@@ -97,6 +103,15 @@ export class RollerMetrics {
 
   failed(reason: FailureReason): void {
     this.failures.inc({ reason });
+  }
+
+  /** Replaces the stalled sinks' series with `sinks` (with `replace`), or sets or clears one. */
+  setFailing(sinks: ReadonlyArray<{ id: string; attempts: number | null }>, replace: boolean): void {
+    if (replace) this.failingRolls.reset();
+    for (const sink of sinks) {
+      if (sink.attempts === null) this.failingRolls.remove({ sink: sink.id });
+      else this.failingRolls.set({ sink: sink.id }, sink.attempts);
+    }
   }
 
   /** Replaces the per-sink lag series with `sinks` (sinks that are gone lose their series). */

@@ -108,6 +108,10 @@ export class Roller {
       })),
       true,
     );
+    this.deps.metrics.setFailing(
+      list.sinks.map((s) => ({ id: s.id, attempts: s.roll_error?.attempts ?? null })),
+      true,
+    );
     const now = new Date(list.as_of);
     const interval = this.options.upkeepSeconds;
     this.upkeepQueue.clear();

@@ -70,7 +70,16 @@ async function underLease<T>(deps: RollDeps, sink: InternalSink, options: SinkRo
  * reason, logged and counted. A missing table marks the sink table_missing.
  */
 export async function rollSink(deps: RollDeps, sink: InternalSink, options: SinkRollOptions): Promise<SinkRollSummary> {
-  const outcome = await underLease(deps, sink, options, runRoll);
+  const outcome = await underLease(deps, sink, options, async (ctx) => {
+    try {
+      const result = await runRoll(ctx);
+      if (sink.roll_error !== null) await recordRollError(ctx, null);
+      return result;
+    } catch (error) {
+      await recordRollError(ctx, error);
+      throw error;
+    }
+  });
   if (outcome.status === 'busy') return { sink: sink.id, status: 'busy', holder: outcome.holder };
   const log = deps.log.child({ sink: sink.id });
   if (outcome.status === 'failed') {
@@ -174,6 +183,31 @@ function failed(log: RollDeps['log'], sinkId: string, error: unknown, took: numb
   const expected = reason === 'table_missing' || reason === 'aborted' || reason === 'lease_lost' || reason === 'delete_failed';
   log[expected ? 'warn' : 'error']({ reason, seconds: took, ...(expected ? {} : { err: error }) }, `${log.bindings().job ?? 'roll'} failed: ${message}`);
   return { sink: sinkId, status: 'failed', reason, message, seconds: took };
+}
+
+/** Failures that say nothing about the sink: the roll was stopped, or another roller took over. */
+const NOT_THE_SINKS: readonly FailureReason[] = ['aborted', 'lease_lost'];
+
+/**
+ * Tells the API how the roll went while the lease is still ours: a failure counts into the
+ * sink's run of failures (shown on the sink until a roll goes through), a good roll ends the
+ * run. Best effort: a roll's own outcome never depends on it.
+ */
+async function recordRollError(ctx: RollContext, error: unknown): Promise<void> {
+  const reason: FailureReason | null = error === null ? null : error instanceof RollError ? error.reason : 'internal';
+  if (reason !== null && NOT_THE_SINKS.includes(reason)) return;
+  const message = error instanceof Error ? error.message : String(error);
+  try {
+    const { roll_error: recorded } = await ctx.deps.api.setRollError(ctx.sink.id, {
+      lease_id: ctx.lease.id,
+      error: reason === null ? null : { code: reason, message: message.replaceAll('\u0000', '').slice(0, 4000) || reason },
+    });
+    ctx.deps.metrics.setFailing([{ id: ctx.sink.id, attempts: recorded?.attempts ?? null }], false);
+    if (recorded === null) ctx.log.info({ failed_rolls: ctx.sink.roll_error?.attempts, since: ctx.sink.roll_error?.since }, 'sink rolls again after failed rolls');
+    else ctx.log.warn({ reason: recorded.code, since: recorded.since, failed_rolls: recorded.attempts }, `sink stalled: ${recorded.attempts} failed rolls in a row since ${recorded.since}`);
+  } catch (recordError) {
+    ctx.log.warn({ err: recordError }, 'could not record how the roll went on the sink');
+  }
 }
 
 /** The sink's table is gone: say so on the sink, so its owner sees why nothing rolls. */

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { Timestamp } from './names.ts';
-import { BatchId, ROLL_MAX_BATCHES, SinkId, UpkeepError, UpkeepOutcome } from './sinks.ts';
+import { BatchId, JobError, ROLL_MAX_BATCHES, SinkId, SinkRollError, UpkeepOutcome } from './sinks.ts';
 import { CatalogAuthInput } from './warehouses.ts';
 
 /**
@@ -81,6 +81,8 @@ export const InternalSink = z.object({
   due: z.boolean(),
   due_reasons: z.array(DueReason),
   last_roll_at: Timestamp.nullable(),
+  /** Set while the sink's rolls fail; the roller clears it after a good roll. */
+  roll_error: SinkRollError.nullable(),
   /** The newest upkeep reported: when it was recorded (the database's clock, like as_of) and how it ended. */
   upkeep: z.object({
     last_at: Timestamp.nullable(),
@@ -250,6 +252,22 @@ export const SinkStateRequest = z.strictObject({
 });
 export type SinkStateRequest = z.infer<typeof SinkStateRequest>;
 
+/**
+ * PUT /internal/sinks/{id}/roll-error: the roller's word after a roll, under the sink's lease:
+ * why it failed (counted into the sink's run of failures), or null when it went through.
+ */
+export const RollErrorRequest = z.strictObject({
+  lease_id: LeaseId,
+  error: JobError.nullable(),
+});
+export type RollErrorRequest = z.infer<typeof RollErrorRequest>;
+
+export const RollErrorResult = z.object({
+  sink_id: SinkId,
+  roll_error: SinkRollError.nullable(),
+});
+export type RollErrorResult = z.infer<typeof RollErrorResult>;
+
 export const SinkStateResult = z.object({
   sink_id: SinkId,
   state: z.string(),
@@ -284,7 +302,7 @@ export const UpkeepReport = z
     expired_snapshots: Count,
     deleted_files: z.strictObject({ data: Count, manifests: Count, manifest_lists: Count }),
     snapshots_kept: Count,
-    error: UpkeepError.optional(),
+    error: JobError.optional(),
   })
   .superRefine((report, ctx) => {
     const issue = (path: string, message: string) => ctx.addIssue({ code: 'custom', path: [path], message });

@@ -109,13 +109,13 @@ export const UPKEEP_OUTCOMES = ['done', 'nothing', 'failed'] as const;
 export const UpkeepOutcome = z.enum(UPKEEP_OUTCOMES);
 export type UpkeepOutcome = z.infer<typeof UpkeepOutcome>;
 
-/** Why an upkeep failed: the roller's reason code and its message. */
-export const UpkeepError = z.strictObject({
+/** Why a roll or an upkeep failed: the roller's reason code and its message. */
+export const JobError = z.strictObject({
   code: z.string().regex(/^[a-z][a-z0-9_]{0,63}$/, 'an error code is 1-64 of a-z 0-9 _, starting with a letter'),
   // Postgres text and jsonb cannot hold U+0000.
   message: z.string().min(1).max(4000).refine((text) => !text.includes('\u0000'), 'a message holds no NUL character'),
 });
-export type UpkeepError = z.infer<typeof UpkeepError>;
+export type JobError = z.infer<typeof JobError>;
 
 /** The newest upkeep of the sink's table, as the roller reported it. */
 export const SinkUpkeepRun = z.object({
@@ -132,11 +132,22 @@ export const SinkUpkeepRun = z.object({
   /** Bytes of the data files the compaction replaced. */
   rewritten_bytes: Count,
   snapshots_kept: Count,
-  error: UpkeepError.nullable(),
+  error: JobError.nullable(),
 });
 export type SinkUpkeepRun = z.infer<typeof SinkUpkeepRun>;
 
 export const SinkUpkeep = z.object({ last_run: SinkUpkeepRun.nullable() });
+
+/** While the sink's rolls fail (it is stalled): the newest failure and since when they fail. */
+export const SinkRollError = JobError.extend({
+  /** The first failed roll of this run of failures. */
+  since: Timestamp,
+  /** The newest failed roll. */
+  last_at: Timestamp,
+  /** Failed rolls since `since`. */
+  attempts: z.number().int().positive(),
+});
+export type SinkRollError = z.infer<typeof SinkRollError>;
 
 export const SinkRejects = z.object({
   rows_total: Count,
@@ -160,6 +171,8 @@ export const Sink = z.object({
   lag: SinkLag,
   received: SinkReceived,
   last_roll: SinkLastRoll.nullable(),
+  /** Set while rolls fail, null once one succeeds: a stalled sink says why. */
+  roll_error: SinkRollError.nullable(),
   rejects: SinkRejects,
   upkeep: SinkUpkeep,
   created_at: Timestamp,
@@ -177,10 +190,12 @@ export type CreatedSink = z.infer<typeof CreatedSink>;
 
 const Flag = z.enum(['true', 'false']).transform((value) => value === 'true');
 
-/** GET /v1/sinks[?warehouse=NAME][&include_deleted=true] */
+/** GET /v1/sinks[?warehouse=NAME][&include_deleted=true][&stalled=true] */
 export const SinkListQuery = z.strictObject({
   warehouse: WarehouseName.optional(),
   include_deleted: Flag.default(false),
+  /** Only sinks whose rolls are failing (roll_error set). */
+  stalled: Flag.default(false),
 });
 export type SinkListQuery = z.infer<typeof SinkListQuery>;
 

@@ -36,3 +36,6 @@ export {
   type RewriteDataFilesResult,
   type RewriteSkipped,
 } from './transaction/rewrite-files.ts';
+export { avroCompatibleName, bindPartitionSpec, type BoundPartitionField, type BoundPartitionSpec } from './partition/bound-spec.ts';
+export { type PartitionedRows, splitByPartition } from './partition/split.ts';
+export { applyTransform, parseTransform, type PartitionValue, type Transform } from './partition/transforms.ts';

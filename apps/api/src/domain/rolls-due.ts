@@ -25,6 +25,7 @@ interface ViewRow {
   roll_bytes: string;
   inactivity_seconds: number | null;
   last_roll_at: string | null;
+  roll_error: InternalSink['roll_error'];
   last_upkeep_at: string | null;
   last_upkeep_outcome: UpkeepOutcome | null;
   batches: number;
@@ -57,7 +58,7 @@ WITH pending AS (
   FROM sink_batches WHERE state = 'pending' GROUP BY sink_id
 ), view AS (
   SELECT s.id, s.project_id, s.name, s.state, s.namespace, s.table_name, s.table_uuid, s.warehouse_id,
-         s.roll_seconds, s.roll_bytes, s.inactivity_seconds, s.last_roll->>'at' AS last_roll_at,
+         s.roll_seconds, s.roll_bytes, s.inactivity_seconds, s.last_roll->>'at' AS last_roll_at, s.roll_error,
          s.last_upkeep->>'at' AS last_upkeep_at, s.last_upkeep->>'outcome' AS last_upkeep_outcome,
          coalesce(p.batches, 0) AS batches, coalesce(p.bytes, 0) AS bytes, p.oldest, p.newest,
          (s.state = 'active' AND coalesce(p.batches, 0) > 0) AS rollable
@@ -142,6 +143,7 @@ export async function rollerView(db: Queryable, box: SecretBox, options: RollerV
       due: reasons.length > 0,
       due_reasons: reasons,
       last_roll_at: row.last_roll_at === null ? null : new Date(row.last_roll_at).toISOString(),
+      roll_error: row.roll_error,
       upkeep: {
         last_at: row.last_upkeep_at === null ? null : new Date(row.last_upkeep_at).toISOString(),
         last_outcome: row.last_upkeep_outcome,

@@ -38,6 +38,7 @@ export interface SinkRow {
   inactivity_seconds: number | null;
   state: SinkState;
   last_roll: Sink['last_roll'];
+  roll_error: Sink['roll_error'];
   last_upkeep: Sink['upkeep']['last_run'];
   rejects_rows_total: string;
   rejects_batches: string;
@@ -48,7 +49,7 @@ export interface SinkRow {
 
 /** The columns of SinkRow: the sink and its warehouse's name (never the key digest). */
 const SINK_COLUMNS = `s.id, s.project_id, s.warehouse_id, w.name AS warehouse_name, s.name, s.namespace, s.table_name, s.table_uuid,
-  s.roll_seconds, s.roll_bytes, s.inactivity_seconds, s.state, s.last_roll, s.last_upkeep, s.rejects_rows_total, s.rejects_batches,
+  s.roll_seconds, s.roll_bytes, s.inactivity_seconds, s.state, s.last_roll, s.roll_error, s.last_upkeep, s.rejects_rows_total, s.rejects_batches,
   s.rejects_last_at, s.created_at, s.deleted_at`;
 const SINK_FROM = 'sinks s JOIN warehouses w ON w.id = s.warehouse_id';
 
@@ -132,6 +133,7 @@ export async function describeSinks(db: Queryable, context: SinkViewContext, row
         last_at: iso(got?.last_at ?? null),
       },
       last_roll: row.last_roll,
+      roll_error: row.roll_error,
       rejects: {
         rows_total: Number(row.rejects_rows_total),
         batches_with_rejects: Number(row.rejects_batches),
@@ -162,6 +164,9 @@ async function loadTargetTable(catalog: RestCatalog, namespace: string, name: st
   }
 }
 
+/** The table formats the roller appends to (a v1 table has no sequence numbers to inherit). */
+const SINK_FORMAT_VERSIONS: readonly number[] = [2, 3];
+
 /**
  * Creates a sink for an existing unpartitioned table. Reads the table through the
  * warehouse's catalog and commits nothing to it; no identity is created anywhere. The send
@@ -172,6 +177,13 @@ export async function createSink(deps: CreateSinkDeps, principal: Principal, req
   const { namespace, name: tableName } = request.table;
   const qualified = `${namespace}.${tableName}`;
   const metadata = await loadTargetTable(await deps.catalogs.get(warehouse), namespace, tableName);
+  const version = metadata['format-version'];
+  if (!SINK_FORMAT_VERSIONS.includes(version)) {
+    throw apiError('table_format_unsupported', {
+      message: `Table ${qualified} is format v${version}; sinks append to format v${SINK_FORMAT_VERSIONS.join(' and v')} tables.`,
+      details: { table: qualified, format_version: version },
+    });
+  }
   const spec = metadata['partition-specs'].find((s) => s['spec-id'] === metadata['default-spec-id']);
   if (spec && spec.fields.length > 0) {
     throw apiError('partitioned_table_unsupported', {
@@ -243,6 +255,7 @@ export async function listSinks(db: Queryable, context: SinkViewContext, project
   const values: unknown[] = [projectId];
   let where = 's.project_id = $1';
   if (!filter.include_deleted) where += ' AND s.deleted_at IS NULL';
+  if (filter.stalled) where += ' AND s.roll_error IS NOT NULL';
   if (filter.warehouse !== undefined) {
     values.push(filter.warehouse);
     where += ` AND w.name = $${values.length}`;

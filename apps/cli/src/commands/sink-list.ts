@@ -5,6 +5,7 @@ import { sinkTable } from '../sink-view.ts';
 
 interface Options {
   all?: boolean;
+  stalled?: boolean;
   json?: boolean;
 }
 
@@ -14,16 +15,18 @@ export function addSinkList(sink: Command, context: CommandContext): void {
     .description("list the project's sinks, with what waits and when each last rolled")
     .argument('[catalog]', "only this catalog's sinks")
     .option('--all', 'include deleted sinks')
+    .option('--stalled', 'only sinks whose rolls are failing (see `sink get` for why)')
     .option('--json', "print the API's JSON answer")
     .action(async (catalog: string | undefined, options: Options, command: Command) => {
       if (catalog !== undefined) catalogSegment(catalog);
       const answer = await context.api(command).get('/v1/sinks', SinkList, {
         warehouse: catalog,
         include_deleted: options.all ? 'true' : undefined,
+        stalled: options.stalled ? 'true' : undefined,
       });
       if (options.json) context.out.json(answer.body);
       // An empty list prints nothing on stdout, so a script counting lines sees none.
-      else if (answer.value.sinks.length === 0) context.out.note(`no sinks${catalog ? ` in catalog ${catalog}` : ''}`);
+      else if (answer.value.sinks.length === 0) context.out.note(`no ${options.stalled ? 'stalled ' : ''}sinks${catalog ? ` in catalog ${catalog}` : ''}`);
       else context.out.lines(sinkTable(answer.value.sinks, context.now()));
     });
 }

@@ -30,24 +30,26 @@ export function apiFailure(error: unknown): RollError {
 
 export interface CommitPlan {
   snapshotId: bigint;
-  dataFile: DataFile;
+  dataFiles: readonly DataFile[];
   /** The schema the rows were validated against. */
   schemaId: number;
+  /** The partition spec the files were written for. */
+  specId: number;
   batches: readonly BatchCount[];
 }
 
 export type AppendOutcome =
   | { kind: 'committed'; snapshotId: bigint; attempts: number; metadata: TableMetadata; foundInAncestry: boolean }
-  /** The table's schema changed under the roll: validate again against `metadata`, same snapshot id. */
+  /** The table's schema or partition spec changed under the roll: validate and write again against `metadata`, same snapshot id. */
   | { kind: 'schema_changed'; metadata: TableMetadata; attempts: number };
 
-/** Thrown from the base check to leave the append when the schema moved; never escapes this module. */
+/** Thrown from the base check to leave the append when the schema or spec moved; never escapes this module. */
 class SchemaMoved {
   constructor(readonly metadata: TableMetadata) {}
 }
 
 /**
- * Step 8, commit: one append of the data file whose summary names the sink and the consumed
+ * Step 8, commit: one append of the data files whose summary names the sink and the consumed
  * batches. A lost race re-commits the same file on the new head (5 attempts, 0.5–8 s backoff);
  * before every attempt the lease must still be ours and the schema the one validated against.
  * `unknownOutcome` is set when some attempt's outcome was unknown: then the roll must not
@@ -62,14 +64,14 @@ export async function appendRoll(ctx: RollContext, table: TenantTable, plan: Com
       io: table.io,
       // No base: the append loads the table right before its first attempt. Validation and the
       // data file took a while, and another writer committing meanwhile would cost a lost race.
-      dataFiles: [plan.dataFile],
+      dataFiles: plan.dataFiles,
       snapshotId: plan.snapshotId,
       summary: sinkSummary(ctx.sink.id, plan.batches, new Date()),
       retry: DEFAULT_RETRY_POLICY,
       validateBase: (metadata) => {
         checkpoint(ctx);
         ctx.lease.assertHeld(ctx.deps.settings.leaseMarginMs);
-        if (metadata['current-schema-id'] !== plan.schemaId) throw new SchemaMoved(metadata);
+        if (metadata['current-schema-id'] !== plan.schemaId || metadata['default-spec-id'] !== plan.specId) throw new SchemaMoved(metadata);
       },
       onRetry: ({ attempt, error, delayMs }) => {
         attempts = attempt + 1;

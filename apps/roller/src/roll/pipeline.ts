@@ -89,7 +89,7 @@ async function rollBatches(ctx: RollContext, table: TenantTable, chosen: readonl
   let metadata: TableMetadata = table.loaded.metadata;
   let intent: RollIntent | undefined;
   let attempts = 0;
-  let dataFile: DataFile | undefined;
+  let dataFiles: DataFile[] = [];
   let committed = false;
 
   try {
@@ -118,19 +118,22 @@ async function rollBatches(ctx: RollContext, table: TenantTable, chosen: readonl
 
       const current = { ...table, loaded: { ...table.loaded, metadata } };
       const rows = validation.table;
-      const file = await timed(ctx, 'write', () => writeData(ctx, current, rows, schema));
-      dataFile = file;
+      const files = await timed(ctx, 'write', () => writeData(ctx, current, rows, schema));
+      dataFiles = files;
       crash.reached('after-write');
       const batchIds = batches.map((b) => b.batchId);
       intent ??= await timed(ctx, 'intent', () => recordIntent(ctx, snapshotId, batchIds));
       crash.reached('after-intent');
-      const appended = await timed(ctx, 'commit', () => appendRoll(ctx, current, { snapshotId, dataFile: file, schemaId: validation.schemaId, batches: counts }, state));
+      const appended = await timed(ctx, 'commit', () => appendRoll(ctx, current, { snapshotId, dataFiles: files, schemaId: validation.schemaId, specId: metadata['default-spec-id'], batches: counts }, state));
       attempts += appended.attempts;
       if (appended.kind === 'schema_changed') {
-        if (round >= SCHEMA_ROUNDS) throw new RollError('commit_conflict', `the table's schema changed ${round} times during the roll`);
-        ctx.log.info({ schema_id: appended.metadata['current-schema-id'] }, 'the table schema changed during the roll; validating again');
-        await discard(ctx, table, dataFile);
-        dataFile = undefined;
+        if (round >= SCHEMA_ROUNDS) throw new RollError('commit_conflict', `the table's schema or partition spec changed ${round} times during the roll`);
+        ctx.log.info(
+          { schema_id: appended.metadata['current-schema-id'], spec_id: appended.metadata['default-spec-id'] },
+          'the table schema or partition spec changed during the roll; validating again',
+        );
+        await discard(ctx, table, dataFiles);
+        dataFiles = [];
         metadata = appended.metadata;
         continue;
       }
@@ -148,7 +151,7 @@ async function rollBatches(ctx: RollContext, table: TenantTable, chosen: readonl
     // batches roll again, and drop the unreferenced data file. After an unknown outcome,
     // leave both for the next roll's invariant step to settle.
     if (!committed && !state.unknownOutcome) {
-      if (dataFile !== undefined) await discard(ctx, table, dataFile);
+      await discard(ctx, table, dataFiles);
       if (intent !== undefined) await closeFailed(ctx, intent, error, attempts);
     }
     throw error;
@@ -171,11 +174,13 @@ function elapsed(ctx: RollContext): number {
   return (Date.now() - ctx.startedAt.getTime()) / 1000;
 }
 
-async function discard(ctx: RollContext, table: TenantTable, dataFile: DataFile): Promise<void> {
-  try {
-    await table.io.delete(dataFile.filePath);
-  } catch (error) {
-    ctx.log.warn({ err: error, file: dataFile.filePath }, 'could not delete an uncommitted data file');
+async function discard(ctx: RollContext, table: TenantTable, dataFiles: readonly DataFile[]): Promise<void> {
+  for (const dataFile of dataFiles) {
+    try {
+      await table.io.delete(dataFile.filePath);
+    } catch (error) {
+      ctx.log.warn({ err: error, file: dataFile.filePath }, 'could not delete an uncommitted data file');
+    }
   }
 }
 

@@ -72,8 +72,9 @@ export async function reloadTable(ctx: RollContext): Promise<TenantTable> {
   if (sink.table_uuid !== null && uuid !== sink.table_uuid) {
     ctx.log.warn({ table_uuid: uuid, sink_table_uuid: sink.table_uuid }, 'the table was re-created since the sink was made; appending to the table now under that name');
   }
-  if (loaded.metadata['format-version'] !== 2) {
-    throw new RollError('table_unsupported', `table ${sink.namespace}.${sink.table} is format v${loaded.metadata['format-version']}; sinks append to format v2 tables`);
+  const version = loaded.metadata['format-version'];
+  if (version !== 2 && version !== 3) {
+    throw new RollError('table_unsupported', `table ${sink.namespace}.${sink.table} is format v${version}; sinks append to format v2 and v3 tables`);
   }
   return { catalog, ident, loaded, io: tableIO(loaded, sink.warehouse) };
 }

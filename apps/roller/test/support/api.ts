@@ -1,4 +1,4 @@
-import { CreatedSink, SendResult, Sink, type ColumnInput } from '@tablemere/contracts';
+import { CreatedSink, SendResult, Sink, SinkList, type ColumnInput } from '@tablemere/contracts';
 import type { TestStack } from './stack.ts';
 
 async function call(stack: TestStack, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: any }> {
@@ -31,6 +31,12 @@ export async function getSink(stack: TestStack, sink: string): Promise<Sink> {
   const answer = await call(stack, 'GET', `/v1/sinks/${sink}`);
   expectStatus('get sink', answer, 200);
   return Sink.parse(answer.body);
+}
+
+export async function listSinks(stack: TestStack, query: Record<string, string> = {}): Promise<Sink[]> {
+  const answer = await call(stack, 'GET', `/v1/sinks?${new URLSearchParams(query)}`);
+  expectStatus('list sinks', answer, 200);
+  return SinkList.parse(answer.body).sinks;
 }
 
 /** Sends one batch with the send key, as a producer does: a JSON array of (here) objects. */

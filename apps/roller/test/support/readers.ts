@@ -46,7 +46,7 @@ export async function overwriteTable(namespace: string, table: string, env: Read
   await runReader('overwrite.py', [namespace, table], env);
 }
 
-export type SparkMode = 'rows' | 'types' | 'files' | 'maintain';
+export type SparkMode = 'rows' | 'types' | 'files' | 'maintain' | 'partition_rows' | 'java_types' | 'lineage';
 
 /** One column's metrics in one data file (Iceberg's readable_metrics); bounds in the rows' form. */
 export interface ColumnMetrics {
@@ -70,6 +70,8 @@ export interface SparkOutput {
   iceberg?: string;
   /** files: each live data file with its column metrics as Java decodes them, by column name. */
   files?: Array<{ file_path: string; record_count: number; readable_metrics: Record<string, ColumnMetrics> }>;
+  /** java_types: per column, whether Iceberg's Java generic reader gives the class the spec maps its type to. */
+  java_types?: Record<string, { type: string; expected: string; ok: boolean; error?: string }>;
   /** maintain: the rows each procedure returned. */
   rewrite_data_files?: Array<Record<string, number>>;
   expire_snapshots?: Array<Record<string, number>>;
@@ -86,6 +88,16 @@ export async function spark(steps: Array<{ mode: SparkMode; namespace: string; t
     .split('\n')
     .filter((line) => line.trim() !== '')
     .map((line) => parseJson(line) as SparkOutput);
+}
+
+/** tests/readers/owner_create.py: the owner's PyIceberg creates a table (`name:type` columns, all optional). */
+export async function ownerCreates(namespace: string, table: string, formatVersion: number, columns: string[], env: ReaderEnv = stackEnv()): Promise<void> {
+  await runReader('owner_create.py', [namespace, table, String(formatVersion), ...columns], env);
+}
+
+/** tests/readers/partitioning.py: the owner's PyIceberg partitions a table, or plans a filtered scan. */
+export async function partitioning(args: string[], env: ReaderEnv = stackEnv()): Promise<Record<string, unknown>> {
+  return (await read(args, env, 'partitioning.py')) as Record<string, unknown>;
 }
 
 /**

@@ -25,6 +25,9 @@ export interface Snapshot {
   'manifest-list': string;
   summary: SnapshotSummary;
   'schema-id'?: number;
+  /** v3 row lineage: the snapshot's first row id and the ids it assigned (numbers or, past 2^53, bigints). */
+  'first-row-id'?: number | bigint;
+  'added-rows'?: number | bigint;
 }
 
 export interface SnapshotRef {

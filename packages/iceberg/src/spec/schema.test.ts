@@ -63,10 +63,12 @@ describe('type strings', () => {
     expect(() => parseTypeString('fixed[0]')).toThrow();
   });
 
-  it('recognises v3 types as unsupported, also inside nested types', () => {
-    for (const text of ['geometry', 'geometry(srid:3857)', 'geography(OGC:CRS84, karney)', 'variant', 'unknown', 'timestamptz_ns']) {
+  it('writes the v3 nanosecond timestamps; recognises the other v3 types as unsupported, also inside nested types', () => {
+    for (const text of ['geometry', 'geometry(srid:3857)', 'geography(OGC:CRS84, karney)', 'variant', 'unknown']) {
       expect(parseTypeString(text).kind).toBe('unsupported');
     }
+    expect(parseTypeString('timestamptz_ns')).toEqual({ kind: 'timestamptz_ns' });
+    expect(parseTypeString('timestamp_ns')).toEqual({ kind: 'timestamp_ns' });
     const list = schemaFromJson({ type: 'struct', fields: [{ id: 1, name: 'l', required: false, type: { type: 'list', 'element-id': 2, element: 'geometry', 'element-required': false } }] });
     expect(containsUnsupported(list.fields[0]!.type)).toBe(true);
   });

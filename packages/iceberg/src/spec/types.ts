@@ -14,6 +14,8 @@ export type SimpleTypeName =
   | 'time'
   | 'timestamp'
   | 'timestamptz'
+  | 'timestamp_ns'
+  | 'timestamptz_ns'
   | 'string'
   | 'uuid'
   | 'binary';
@@ -91,13 +93,15 @@ const SIMPLE_NAMES: ReadonlySet<string> = new Set<SimpleTypeName>([
   'time',
   'timestamp',
   'timestamptz',
+  'timestamp_ns',
+  'timestamptz_ns',
   'string',
   'uuid',
   'binary',
 ]);
 
 /** v3 type names without parameters that this library recognises and refuses to write. */
-const UNSUPPORTED_NAMES: ReadonlySet<string> = new Set(['timestamp_ns', 'timestamptz_ns', 'variant', 'unknown']);
+const UNSUPPORTED_NAMES: ReadonlySet<string> = new Set(['variant', 'unknown']);
 /** v3 parameterised types, e.g. `geometry(srid:4326)` or `geography(OGC:CRS84, spherical)`. */
 const UNSUPPORTED_PREFIXES = ['geometry', 'geography'];
 

@@ -10,7 +10,10 @@ import {
   isInAncestry,
   type TableMetadata,
 } from '../spec/metadata.ts';
-import { readManifestList, writeManifest, writeManifestList, type DataFile, type ManifestFile } from '../writer/index.ts';
+import { bindPartitionSpec } from '../partition/bound-spec.ts';
+import { partitionSummaries } from '../partition/summary.ts';
+import { schemaFromJson } from '../spec/schema.ts';
+import { assignFirstRowIds, readManifestList, writeManifest, writeManifestList, type DataFile, type FieldSummary, type ManifestFile } from '../writer/index.ts';
 import { manifestListLocation, manifestLocation } from './locations.ts';
 import { ManifestMerger, manifestMergePolicy } from './merge-manifests.ts';
 import { backoffMs, DEFAULT_RETRY_POLICY, sleep, type RetryPolicy } from './retry.ts';
@@ -59,9 +62,11 @@ export interface AppendResult {
 interface WrittenManifest {
   location: string;
   length: bigint;
+  specId: number;
   addedFiles: number;
   addedRows: bigint;
   filesSize: bigint;
+  partitions: FieldSummary[];
 }
 
 /**
@@ -146,8 +151,8 @@ async function appendWithRetries(options: AppendOptions, state: AppendState): Pr
 
   for (let attempt = 1; attempt <= policy.attempts; attempt++) {
     if (await hasLanded(attempt - 1)) return landed(attempt - 1);
-    assertWritable(metadata);
     await options.validateBase?.(metadata);
+    assertWritable(metadata, state.manifest);
     state.manifest ??= await writeOurManifest(io, metadata, snapshotId, options.dataFiles);
     state.merger ??= new ManifestMerger(io, manifestMergePolicy(metadata.properties));
     const manifest = state.manifest;
@@ -159,7 +164,7 @@ async function appendWithRetries(options: AppendOptions, state: AppendState): Pr
     const ours: ManifestFile = {
       manifest_path: manifest.location,
       manifest_length: manifest.length,
-      partition_spec_id: metadata['default-spec-id'],
+      partition_spec_id: manifest.specId,
       content: 0,
       sequence_number: BigInt(sequenceNumber),
       min_sequence_number: BigInt(sequenceNumber),
@@ -170,13 +175,22 @@ async function appendWithRetries(options: AppendOptions, state: AppendState): Pr
       added_rows_count: manifest.addedRows,
       existing_rows_count: 0n,
       deleted_rows_count: 0n,
-      partitions: [],
+      partitions: manifest.partitions,
       key_metadata: null,
     };
-    const manifests = await state.merger.merge({ metadata, snapshotId, sequenceNumber: BigInt(sequenceNumber), manifests: [ours, ...parentManifests] });
+    const merged = await state.merger.merge({ metadata, snapshotId, sequenceNumber: BigInt(sequenceNumber), manifests: [ours, ...parentManifests] });
+    // v3: the snapshot's row ids start at the table's next-row-id, reread on every attempt.
+    const lineage = metadata['format-version'] >= 3 ? rowLineage(metadata, merged) : undefined;
+    const manifests = lineage?.manifests ?? merged;
     await io.put(
       listLocation,
-      writeManifestList({ snapshotId, parentSnapshotId: parent?.['snapshot-id'] ?? null, sequenceNumber: BigInt(sequenceNumber), manifests }),
+      writeManifestList({
+        snapshotId,
+        parentSnapshotId: parent?.['snapshot-id'] ?? null,
+        sequenceNumber: BigInt(sequenceNumber),
+        manifests,
+        ...(lineage ? { formatVersion: 3, firstRowId: lineage.firstRowId } : {}),
+      }),
     );
     const summary = appendSummary(
       parent?.summary,
@@ -188,7 +202,13 @@ async function appendWithRetries(options: AppendOptions, state: AppendState): Pr
     try {
       const committed = await catalog.commitTable(
         table,
-        mainSnapshotCommit(metadata, parent, { snapshotId, sequenceNumber: BigInt(sequenceNumber), manifestList: listLocation, summary }),
+        mainSnapshotCommit(metadata, parent, {
+          snapshotId,
+          sequenceNumber: BigInt(sequenceNumber),
+          manifestList: listLocation,
+          summary,
+          ...(lineage ? { firstRowId: lineage.firstRowId, addedRows: lineage.addedRows } : {}),
+        }),
       );
       return {
         result: {
@@ -227,30 +247,43 @@ async function appendWithRetries(options: AppendOptions, state: AppendState): Pr
   throw lastError ?? new IcebergError('commit_conflict', 'append gave up');
 }
 
-/** This library writes format v2, unpartitioned tables. */
-function assertWritable(metadata: TableMetadata): void {
+/** The table's next row id and the manifests with first row ids assigned from it (format v3). */
+function rowLineage(metadata: TableMetadata, manifests: readonly ManifestFile[]): { firstRowId: bigint; addedRows: bigint; manifests: ManifestFile[] } {
+  const next = metadata['next-row-id'];
+  const firstRowId = typeof next === 'bigint' ? next : BigInt(typeof next === 'number' ? next : 0);
+  const assigned = assignFirstRowIds(manifests, firstRowId);
+  return { firstRowId, addedRows: assigned.addedRows, manifests: assigned.manifests };
+}
+
+/**
+ * This library writes format v2 and v3 tables. The files must be partitioned by the default spec
+ * (each with its partition record; see `splitByPartition`), so a retry that finds another
+ * default spec stops rather than file rows under the wrong partition.
+ */
+function assertWritable(metadata: TableMetadata, manifest: WrittenManifest | undefined): void {
   const version = metadata['format-version'];
-  if (version !== 2) {
-    throw new IcebergError('unsupported', `table format version ${version} is not supported for appends; only version 2 tables can be written`);
+  if (version !== 2 && version !== 3) {
+    throw new IcebergError('unsupported', `table format version ${version} is not supported for appends; only version 2 and 3 tables can be written`);
   }
-  if (defaultPartitionSpec(metadata).fields.length > 0) {
-    throw new IcebergError('unsupported', 'appends to partitioned tables are not supported; the default partition spec must be unpartitioned');
+  if (manifest !== undefined && manifest.specId !== metadata['default-spec-id']) {
+    throw new IcebergError('commit_conflict', `the table's partition spec changed to ${metadata['default-spec-id']} while the files were written for spec ${manifest.specId}`);
   }
 }
 
 async function writeOurManifest(io: FileIO, metadata: TableMetadata, snapshotId: bigint, dataFiles: readonly DataFile[]): Promise<WrittenManifest> {
   const location = manifestLocation(metadata.location);
-  const bytes = writeManifest({
-    schema: currentSchema(metadata),
-    partitionSpec: defaultPartitionSpec(metadata),
-    formatVersion: 2,
-    snapshotId,
-    dataFiles,
-  });
+  const schema = schemaFromJson(currentSchema(metadata));
+  const spec = defaultPartitionSpec(metadata);
+  const bound = bindPartitionSpec(spec, schema);
+  const unplaced = dataFiles.find((f) => bound.fields.some((p) => !(p.avroName in (f.partition ?? {}))));
+  if (unplaced) throw new IcebergError('bad_request', `data file ${unplaced.filePath} has no value for every field of partition spec ${spec['spec-id']}`);
+  const bytes = writeManifest({ schema, partitionSpec: spec, formatVersion: metadata['format-version'], snapshotId, dataFiles });
   await io.put(location, bytes);
   return {
     location,
     length: BigInt(bytes.byteLength),
+    specId: spec['spec-id'],
+    partitions: partitionSummaries(bound, dataFiles.map((f) => f.partition ?? {})),
     addedFiles: dataFiles.length,
     addedRows: dataFiles.reduce((sum, f) => sum + BigInt(f.recordCount), 0n),
     filesSize: dataFiles.reduce((sum, f) => sum + BigInt(f.fileSizeInBytes), 0n),

@@ -9,8 +9,9 @@ function base(tableLocation: string): string {
   return tableLocation.replace(/\/+$/, '');
 }
 
-export function dataFileLocation(tableLocation: string): string {
-  return `${base(tableLocation)}/data/${randomUUID()}.parquet`;
+/** `data/<uuid>.parquet`, or under the partition's directory (`data/day=2026-12-01/…`). */
+export function dataFileLocation(tableLocation: string, partitionPath?: string): string {
+  return `${base(tableLocation)}/data/${partitionPath ? `${partitionPath}/` : ''}${randomUUID()}.parquet`;
 }
 
 export function manifestLocation(tableLocation: string): string {

@@ -113,7 +113,7 @@ describe('planManifestMerge (Java ManifestMergeManager)', () => {
         return e;
       }
     })();
-    expect(isIcebergError(error, 'bad_request')).toBe(true);
+    expect(isIcebergError(error, 'unsupported')).toBe(true);
   });
 });
 

@@ -1,7 +1,17 @@
 import { IcebergError } from '../errors.ts';
 import type { FileIO } from '../io/file-io.ts';
+import { type BoundPartitionSpec, bindPartitionSpec } from '../partition/bound-spec.ts';
+import { partitionSummaries } from '../partition/summary.ts';
 import { currentSchema, type TableMetadata } from '../spec/metadata.ts';
-import { ENTRY_STATUS, readManifestEntries, writeManifestEntries, type ManifestEntry, type ManifestFile } from '../writer/index.ts';
+import { schemaFromJson } from '../spec/schema.ts';
+import {
+  ENTRY_STATUS,
+  type FieldSummary,
+  readManifestEntries,
+  writeManifestEntries,
+  type ManifestEntry,
+  type ManifestFile,
+} from '../writer/index.ts';
 import { manifestLocation } from './locations.ts';
 
 /** The table properties of the merge, named and defaulted as Java's TableProperties. */
@@ -38,7 +48,7 @@ function integerProperty(properties: Readonly<Record<string, string>>, name: str
   const value = properties[name];
   if (value === undefined) return fallback;
   if (!/^\s*[-+]?\d+\s*$/.test(value) || !Number.isSafeInteger(Number(value))) {
-    throw new IcebergError('bad_request', `table property ${name} must be an integer, not ${JSON.stringify(value)}`);
+    throw new IcebergError('unsupported', `table property ${name} must be an integer, not ${JSON.stringify(value)}`);
   }
   return Number(value);
 }
@@ -126,6 +136,7 @@ interface MergedManifest {
   existingRows: bigint;
   /** The least data sequence number of its existing entries (its added ones take the commit's). */
   minExistingSequence: bigint | null;
+  partitions: FieldSummary[];
 }
 
 export interface MergeRequest {
@@ -163,34 +174,43 @@ export class ManifestMerger {
   /** The manifest list entries of the new snapshot: `request.manifests` when merging is off. */
   async merge(request: MergeRequest): Promise<ManifestFile[]> {
     if (!this.policy.enabled) return [...request.manifests];
-    const mergeable = new Set(request.metadata['partition-specs'].filter((s) => s.fields.length === 0).map((s) => s['spec-id']));
-    const bins = planManifestMerge(request.manifests, this.policy, mergeable);
+    const specs = boundSpecs(request.metadata);
+    const bins = planManifestMerge(request.manifests, this.policy, new Set(specs.keys()));
     const results = await Promise.all(
-      bins.map(async (bin) => (bin.merge ? [listEntry(await this.mergedFor(bin, request), bin.specId, request)] : bin.manifests)),
+      bins.map(async (bin) => (bin.merge ? [listEntry(await this.mergedFor(bin, specs.get(bin.specId)!, request), bin.specId, request)] : bin.manifests)),
     );
     return results.flat();
   }
 
-  private mergedFor(bin: ManifestBin, request: MergeRequest): Promise<MergedManifest> {
+  private mergedFor(bin: ManifestBin, spec: BoundPartitionSpec, request: MergeRequest): Promise<MergedManifest> {
     const key = bin.manifests.map((m) => m.manifest_path).join('\n');
     let merged = this.merged.get(key);
     if (!merged) {
-      merged = this.write(bin, request);
+      merged = this.write(bin, spec, request);
       this.merged.set(key, merged);
     }
     return merged;
   }
 
-  private async write(bin: ManifestBin, request: MergeRequest): Promise<MergedManifest> {
+  private async write(bin: ManifestBin, bound: BoundPartitionSpec, request: MergeRequest): Promise<MergedManifest> {
     const spec = request.metadata['partition-specs'].find((s) => s['spec-id'] === bin.specId)!;
     const read = await Promise.all(bin.manifests.map(async (m) => readManifestEntries(await this.io.get(m.manifest_path), m)));
     const entries = read.flat().flatMap((entry) => carried(entry, request.snapshotId));
-    const bytes = writeManifestEntries({ schema: currentSchema(request.metadata), partitionSpec: spec, entries });
+    const bytes = writeManifestEntries({ schema: currentSchema(request.metadata), partitionSpec: spec, formatVersion: request.metadata['format-version'], entries });
     const location = manifestLocation(request.metadata.location);
     this.locations.push(location);
     await this.io.put(location, bytes);
 
-    const merged: MergedManifest = { location, length: BigInt(bytes.byteLength), addedFiles: 0, addedRows: 0n, existingFiles: 0, existingRows: 0n, minExistingSequence: null };
+    const merged: MergedManifest = {
+      location,
+      length: BigInt(bytes.byteLength),
+      addedFiles: 0,
+      addedRows: 0n,
+      existingFiles: 0,
+      existingRows: 0n,
+      minExistingSequence: null,
+      partitions: partitionSummaries(bound, entries.map((entry) => entry.dataFile.partition)),
+    };
     for (const entry of entries) {
       if (entry.status === ENTRY_STATUS.ADDED) {
         merged.addedFiles += 1;
@@ -239,7 +259,24 @@ function listEntry(merged: MergedManifest, specId: number, request: MergeRequest
     added_rows_count: merged.addedRows,
     existing_rows_count: merged.existingRows,
     deleted_rows_count: 0n,
-    partitions: [],
+    partitions: merged.partitions,
     key_metadata: null,
   };
+}
+
+/**
+ * The table's specs that merged manifests can be written for: those whose source columns the
+ * current schema still has (a spec over a dropped column keeps its manifests as they are).
+ */
+function boundSpecs(metadata: TableMetadata): Map<number, BoundPartitionSpec> {
+  const schema = schemaFromJson(currentSchema(metadata));
+  const specs = new Map<number, BoundPartitionSpec>();
+  for (const spec of metadata['partition-specs']) {
+    try {
+      specs.set(spec['spec-id'], bindPartitionSpec(spec, schema));
+    } catch (error) {
+      if (!(error instanceof IcebergError)) throw error;
+    }
+  }
+  return specs;
 }

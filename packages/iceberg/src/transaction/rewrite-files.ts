@@ -37,7 +37,8 @@ export interface RewriteDataFilesOptions {
   summary?: Record<string, string>;
 }
 
-export type RewriteSkipped = 'partitioned' | 'delete_files' | 'too_few_files';
+/** `row_lineage`: a v3 table's rewritten rows would have to carry their row ids, which this rewrite does not write. */
+export type RewriteSkipped = 'partitioned' | 'row_lineage' | 'delete_files' | 'too_few_files';
 
 export interface RewriteDataFilesResult {
   /** The replace snapshot on `main`; null when there was nothing to do. */
@@ -94,6 +95,7 @@ export async function rewriteDataFiles(options: RewriteDataFilesOptions): Promis
     attempts: 0,
   });
   if (defaultPartitionSpec(metadata).fields.length > 0) return skip('partitioned');
+  if (metadata['format-version'] >= 3) return skip('row_lineage');
   if (contents.deleteFiles > 0) return skip('delete_files');
 
   const target = BigInt(options.targetFileSizeBytes ?? tableTargetSize(metadata));

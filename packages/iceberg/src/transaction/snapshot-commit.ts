@@ -6,6 +6,9 @@ export interface NewSnapshot {
   sequenceNumber: bigint;
   manifestList: string;
   summary: SnapshotSummary;
+  /** v3 row lineage: the snapshot's first row id (the table's next-row-id) and the ids it assigns. */
+  firstRowId?: bigint;
+  addedRows?: bigint;
 }
 
 /**
@@ -31,6 +34,7 @@ export function mainSnapshotCommit(metadata: TableMetadata, parent: Snapshot | u
           'manifest-list': snapshot.manifestList,
           summary: snapshot.summary,
           'schema-id': metadata['current-schema-id'],
+          ...(snapshot.firstRowId === undefined ? {} : { 'first-row-id': snapshot.firstRowId, 'added-rows': snapshot.addedRows ?? 0n }),
         },
       },
       { action: 'set-snapshot-ref', 'ref-name': MAIN_BRANCH, type: 'branch', 'snapshot-id': snapshot.snapshotId },

@@ -1,5 +1,6 @@
 import type { Table } from 'apache-arrow';
 import type { FileIO } from '../io/file-io.ts';
+import type { PartitionedRows } from '../partition/split.ts';
 import type { DataFile } from '../writer/data-file.ts';
 import { writeParquet, type ParquetWriteOptions } from '../writer/parquet.ts';
 import { dataFileLocation } from './locations.ts';
@@ -12,11 +13,13 @@ export interface WriteDataFileOptions {
   table: Table;
   /** Pass `schema` to get bounds and NaN counts in the metrics. */
   parquet?: ParquetWriteOptions;
+  /** The rows' partition under the table's default spec, from `splitByPartition`. */
+  partition?: Pick<PartitionedRows, 'record' | 'path'>;
 }
 
 /** Writes an Arrow table as one Parquet data file under `<location>/data/` and describes it for a manifest. */
 export async function writeDataFile(options: WriteDataFileOptions): Promise<DataFile> {
-  const location = dataFileLocation(options.tableLocation);
+  const location = dataFileLocation(options.tableLocation, options.partition?.path);
   const written = writeParquet(options.table, options.parquet);
   await options.io.put(location, written.bytes);
   return {
@@ -24,5 +27,6 @@ export async function writeDataFile(options: WriteDataFileOptions): Promise<Data
     fileSizeInBytes: written.bytes.byteLength,
     recordCount: written.recordCount,
     metrics: written.metrics,
+    ...(options.partition ? { partition: options.partition.record } : {}),
   };
 }

@@ -23,4 +23,6 @@ export interface DataFile {
   fileSizeInBytes: number | bigint;
   recordCount: number | bigint;
   metrics?: DataFileMetrics;
+  /** The partition record (by Avro field name) under the spec the file is added with; absent when unpartitioned. */
+  partition?: Record<string, unknown>;
 }

@@ -13,8 +13,8 @@ export {
   writeManifest,
   writeManifestEntries,
 } from './manifest.ts';
-export { type FieldSummary, type ManifestFile, readManifestList, type WriteManifestListOptions, writeManifestList } from './manifest-list.ts';
-export { MANIFEST_ENTRY_V2_SCHEMA, MANIFEST_FILE_V2_SCHEMA } from './manifest-schemas.ts';
+export { assignFirstRowIds, type FieldSummary, type ManifestFile, readManifestList, type WriteManifestListOptions, writeManifestList } from './manifest-list.ts';
+export { MANIFEST_ENTRY_V2_SCHEMA, MANIFEST_FILE_V2_SCHEMA, type ManifestFormatVersion } from './manifest-schemas.ts';
 export {
   joinParquetParts,
   type ParquetCompression,

@@ -21,6 +21,7 @@ const OURS: ManifestFile = {
   deleted_rows_count: 0n,
   partitions: [],
   key_metadata: null,
+  first_row_id: null,
 };
 
 describe('manifest lists', () => {

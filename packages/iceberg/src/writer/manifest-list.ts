@@ -1,6 +1,6 @@
 import { IcebergError } from '../errors.ts';
 import { type AvroCodec, readAvroFile, writeAvroFile } from './avro.ts';
-import { MANIFEST_FILE_V2_SCHEMA } from './manifest-schemas.ts';
+import { type ManifestFormatVersion, manifestFileSchema } from './manifest-schemas.ts';
 
 /** A partition field summary (field 508 of a manifest list entry). */
 export interface FieldSummary {
@@ -31,6 +31,8 @@ export interface ManifestFile {
   deleted_rows_count: bigint;
   partitions: FieldSummary[] | null;
   key_metadata: Uint8Array | null;
+  /** v3: the first row id of the manifest's files without one; absent or null before v3 and until assigned. */
+  first_row_id?: bigint | null;
 }
 
 export interface WriteManifestListOptions {
@@ -40,19 +42,42 @@ export interface WriteManifestListOptions {
   sequenceNumber: bigint;
   manifests: readonly ManifestFile[];
   codec?: AvroCodec;
+  /** 2 (the default) or 3; v3 lists carry each manifest's first row id (see `assignFirstRowIds`). */
+  formatVersion?: ManifestFormatVersion;
+  /** v3: the snapshot's first-row-id. */
+  firstRowId?: bigint;
 }
 
-/** A format v2 manifest list: our manifests first, then the parent's, each entry as given. */
+/** A manifest list: our manifests first, then the parent's, each entry as given. */
 export function writeManifestList(options: WriteManifestListOptions): Uint8Array {
-  return writeAvroFile(MANIFEST_FILE_V2_SCHEMA, options.manifests.map(manifestRecord), {
+  const formatVersion = options.formatVersion ?? 2;
+  return writeAvroFile(manifestFileSchema(formatVersion), options.manifests.map(manifestRecord), {
     codec: options.codec,
     metadata: {
       'snapshot-id': options.snapshotId.toString(),
       'parent-snapshot-id': options.parentSnapshotId === null ? 'null' : options.parentSnapshotId.toString(),
       'sequence-number': options.sequenceNumber.toString(),
-      'format-version': '2',
+      'format-version': String(formatVersion),
+      ...(options.firstRowId === undefined ? {} : { 'first-row-id': options.firstRowId.toString() }),
     },
   });
+}
+
+/**
+ * v3 row lineage (spec "First Row ID Assignment"): every data manifest without a first row id
+ * gets one, from the snapshot's `first-row-id` on, each the previous plus that manifest's added
+ * and existing rows (an upper bound of the rows its files inherit ids for). Answers the
+ * manifests and the snapshot's `added-rows`, what the table's `next-row-id` advances by.
+ */
+export function assignFirstRowIds(manifests: readonly ManifestFile[], firstRowId: bigint): { manifests: ManifestFile[]; addedRows: bigint } {
+  let next = firstRowId;
+  const assigned = manifests.map((m) => {
+    if (m.content !== 0 || (m.first_row_id !== undefined && m.first_row_id !== null)) return { ...m, first_row_id: m.first_row_id ?? null };
+    const first = next;
+    next += m.added_rows_count + m.existing_rows_count;
+    return { ...m, first_row_id: first };
+  });
+  return { manifests: assigned, addedRows: next - firstRowId };
 }
 
 /**
@@ -91,6 +116,7 @@ function manifestFromRecord(record: Record<string, unknown>): ManifestFile {
     deleted_rows_count: long(record, 'deleted_rows_count'),
     partitions: Array.isArray(partitions) ? partitions.map((p) => summaryFromRecord(p as Record<string, unknown>)) : null,
     key_metadata: bytesOrNull(record.key_metadata),
+    first_row_id: typeof record.first_row_id === 'bigint' ? record.first_row_id : null,
   };
 }
 

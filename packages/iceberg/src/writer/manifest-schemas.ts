@@ -31,8 +31,18 @@ function intMapOf(keyId: number, valueId: number, valueType: string): Record<str
   };
 }
 
-/** `data_file` (field 2) of a manifest entry, for an unpartitioned spec (empty partition record). */
-function dataFileSchema(): Record<string, unknown> {
+/** A field of a manifest's partition record: the partition field's Avro name, id and value type. */
+export interface AvroPartitionField {
+  name: string;
+  fieldId: number;
+  type: unknown;
+}
+
+/** The manifest formats written: v2, and v3 with row lineage and deletion-vector fields. */
+export type ManifestFormatVersion = 2 | 3;
+
+/** `data_file` (field 2) of a manifest entry; the partition record has one optional field per partition field. */
+function dataFileSchema(partition: readonly AvroPartitionField[], formatVersion: ManifestFormatVersion): Record<string, unknown> {
   return {
     type: 'record',
     name: 'r2',
@@ -40,7 +50,7 @@ function dataFileSchema(): Record<string, unknown> {
       required('content', 134, 'int'),
       required('file_path', 100, 'string'),
       required('file_format', 101, 'string'),
-      required('partition', 102, { type: 'record', name: 'r102', fields: [] }),
+      required('partition', 102, { type: 'record', name: 'r102', fields: partition.map((f) => optional(f.name, f.fieldId, f.type)) }),
       required('record_count', 103, 'long'),
       required('file_size_in_bytes', 104, 'long'),
       optional('column_sizes', 108, intMapOf(117, 118, 'long')),
@@ -53,24 +63,44 @@ function dataFileSchema(): Record<string, unknown> {
       optional('split_offsets', 132, listOf(133, 'long')),
       optional('equality_ids', 135, listOf(136, 'int')),
       optional('sort_order_id', 140, 'int'),
+      ...(formatVersion >= 3
+        ? [
+            optional('first_row_id', 142, 'long'),
+            optional('referenced_data_file', 143, 'string'),
+            optional('content_offset', 144, 'long'),
+            optional('content_size_in_bytes', 145, 'long'),
+          ]
+        : []),
     ],
   };
 }
 
-/** `manifest_entry`, format v2. */
-export const MANIFEST_ENTRY_V2_SCHEMA = JSON.stringify({
-  type: 'record',
-  name: 'manifest_entry',
-  fields: [
-    required('status', 0, 'int'),
-    optional('snapshot_id', 1, 'long'),
-    optional('sequence_number', 3, 'long'),
-    optional('file_sequence_number', 4, 'long'),
-    required('data_file', 2, dataFileSchema()),
-  ],
-});
+/** `manifest_entry` of a format version, for a spec with these partition fields. */
+export function manifestEntrySchema(partition: readonly AvroPartitionField[], formatVersion: ManifestFormatVersion = 2): string {
+  return JSON.stringify({
+    type: 'record',
+    name: 'manifest_entry',
+    fields: [
+      required('status', 0, 'int'),
+      optional('snapshot_id', 1, 'long'),
+      optional('sequence_number', 3, 'long'),
+      optional('file_sequence_number', 4, 'long'),
+      required('data_file', 2, dataFileSchema(partition, formatVersion)),
+    ],
+  });
+}
 
-/** `manifest_file`, format v2: one record per manifest in a manifest list. */
+/** `manifest_entry`, format v2, unpartitioned. */
+export const MANIFEST_ENTRY_V2_SCHEMA = manifestEntrySchema([]);
+
+/** `manifest_file`: one record per manifest in a manifest list; v3 adds the manifest's first row id. */
+export function manifestFileSchema(formatVersion: ManifestFormatVersion): string {
+  const v2 = JSON.parse(MANIFEST_FILE_V2_SCHEMA) as { fields: unknown[] };
+  if (formatVersion === 2) return MANIFEST_FILE_V2_SCHEMA;
+  return JSON.stringify({ ...v2, fields: [...v2.fields, optional('first_row_id', 520, 'long')] });
+}
+
+/** `manifest_file`, format v2. */
 export const MANIFEST_FILE_V2_SCHEMA = JSON.stringify({
   type: 'record',
   name: 'manifest_file',

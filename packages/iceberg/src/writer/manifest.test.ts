@@ -96,12 +96,27 @@ describe('writeManifest', () => {
     expect(ourFields).toEqual(theirFields);
   });
 
-  it('refuses partitioned specs and other format versions', () => {
+  it('writes the partition record of a partitioned spec with its field ids and value types', () => {
+    const bytes = writeManifest({
+      schema: schemaFromJson(SCHEMA_JSON),
+      partitionSpec: { 'spec-id': 1, fields: [{ 'source-id': 1, 'field-id': 1000, name: 'id_bucket', transform: 'bucket[4]' }] },
+      snapshotId: 1n,
+      dataFiles: [{ filePath: 's3://w/t/data/id_bucket=2/a.parquet', fileSizeInBytes: 1, recordCount: 1, partition: { id_bucket: 2 } }],
+    });
+    const file = readAvroFile(bytes);
+    const dataFile = (file.schema as { fields: Array<{ name: string; type: { fields: Array<{ name: string; type: { fields?: unknown[] } }> } }> }).fields.find((f) => f.name === 'data_file')!;
+    const partition = dataFile.type.fields.find((f) => f.name === 'partition')!;
+    expect(partition.type.fields).toEqual([{ name: 'id_bucket', type: ['null', 'int'], default: null, 'field-id': 1000 }]);
+    expect(file.metadata['partition-spec']).toBe(JSON.stringify([{ 'source-id': 1, 'field-id': 1000, name: 'id_bucket', transform: 'bucket[4]' }]));
+    expect(readManifestEntries(bytes)[0]?.dataFile.partition).toEqual({ id_bucket: 2 });
+  });
+
+  it('refuses transforms it does not know and other format versions', () => {
     const base = { schema: schemaFromJson(SCHEMA_JSON), snapshotId: 1n, dataFiles: [] };
-    const partitioned = () => writeManifest({ ...base, partitionSpec: { 'spec-id': 1, fields: [{ 'source-id': 1, 'field-id': 1000, name: 'b', transform: 'bucket[4]' }] } });
-    expect(partitioned).toThrow(/partitioned/);
+    const unknown = () => writeManifest({ ...base, partitionSpec: { 'spec-id': 1, fields: [{ 'source-id': 1, 'field-id': 1000, name: 'z', transform: 'zorder' }] } });
+    expect(unknown).toThrow(/zorder/);
     try {
-      partitioned();
+      unknown();
     } catch (error) {
       expect(isIcebergError(error, 'unsupported')).toBe(true);
     }

@@ -4,7 +4,9 @@ import { type Schema, schemaFromJson, schemaToJson } from '../spec/schema.ts';
 import { type AvroCodec, readAvroFile, writeAvroFile } from './avro.ts';
 import type { DataFile, DataFileMetrics } from './data-file.ts';
 import type { ManifestFile } from './manifest-list.ts';
-import { MANIFEST_ENTRY_V2_SCHEMA } from './manifest-schemas.ts';
+import { bindPartitionSpec } from '../partition/bound-spec.ts';
+import { avroPartitionType } from '../partition/values.ts';
+import { type ManifestFormatVersion, manifestEntrySchema } from './manifest-schemas.ts';
 
 /** A manifest entry's status (spec: `manifest_entry.status`). */
 export const ENTRY_STATUS = Object.freeze({ EXISTING: 0, ADDED: 1, DELETED: 2 } as const);
@@ -44,7 +46,7 @@ export interface WriteManifestOptions {
   /** The table schema the files were written with (model or REST JSON). */
   schema: Schema | SchemaJson;
   partitionSpec: Pick<PartitionSpec, 'spec-id' | 'fields'>;
-  /** Only 2 is written. */
+  /** The table's format version: 2 (the default) or 3. */
   formatVersion?: number;
   /** The snapshot that adds these files. */
   snapshotId: bigint;
@@ -53,8 +55,8 @@ export interface WriteManifestOptions {
 }
 
 /**
- * A format v2 data manifest listing `dataFiles` as added by `snapshotId`. Sequence numbers
- * are left null: the files inherit the snapshot's when the commit assigns it.
+ * A data manifest listing `dataFiles` as added by `snapshotId`. Sequence numbers (and in v3
+ * first row ids) are left null: the files inherit them when the commit assigns them.
  */
 export function writeManifest(options: WriteManifestOptions): Uint8Array {
   const { dataFiles, snapshotId, ...rest } = options;
@@ -66,26 +68,25 @@ export interface WriteManifestEntriesOptions extends Omit<WriteManifestOptions, 
 }
 
 /**
- * A format v2 data manifest of any entries: added ones, and existing or deleted ones carried
- * from other manifests (merges, rewrites) with their own snapshot ids and sequence numbers.
+ * A data manifest of any entries: added ones, and existing or deleted ones carried from other
+ * manifests (merges, rewrites) with their own snapshot ids, sequence numbers and (v3) first
+ * row ids.
  */
 export function writeManifestEntries(options: WriteManifestEntriesOptions): Uint8Array {
   const formatVersion = options.formatVersion ?? 2;
-  if (formatVersion !== 2) {
-    throw new IcebergError('unsupported', `manifests of format version ${formatVersion} are not written; only version 2`);
-  }
-  if (options.partitionSpec.fields.length > 0) {
-    throw new IcebergError('unsupported', 'partitioned tables are not supported: the partition spec must have no fields');
+  if (formatVersion !== 2 && formatVersion !== 3) {
+    throw new IcebergError('unsupported', `manifests of format version ${formatVersion} are not written; only versions 2 and 3`);
   }
   const schema = 'schemaId' in options.schema ? options.schema : schemaFromJson(options.schema);
-  return writeAvroFile(MANIFEST_ENTRY_V2_SCHEMA, options.entries.map(entryRecord), {
+  const partition = bindPartitionSpec(options.partitionSpec, schema).fields.map((f) => ({ name: f.avroName, fieldId: f.fieldId, type: avroPartitionType(f.result, f.fieldId) }));
+  return writeAvroFile(manifestEntrySchema(partition, formatVersion as ManifestFormatVersion), options.entries.map(entryRecord), {
     codec: options.codec,
     metadata: {
       schema: JSON.stringify(schemaToJson(schema)),
       'schema-id': String(schema.schemaId),
       'partition-spec': JSON.stringify(options.partitionSpec.fields),
       'partition-spec-id': String(options.partitionSpec['spec-id']),
-      'format-version': '2',
+      'format-version': String(formatVersion),
       content: 'data',
     },
   });
@@ -100,13 +101,19 @@ export function readManifest(bytes: Uint8Array): { metadata: Record<string, stri
 /**
  * The entries of a manifest. Given the manifest's entry in its manifest list, entries inherit
  * what the spec says they inherit from it: a null snapshot id the manifest's
- * `added_snapshot_id`, and an added entry's null sequence numbers the manifest's
- * `sequence_number`. Entries of v1 manifests get the v2 defaults (content 0).
+ * `added_snapshot_id`, an added entry's null sequence numbers the manifest's
+ * `sequence_number`, and (v3) a data file's null first row id the manifest's `first_row_id`
+ * plus the rows of the files before it that had none. Entries of v1 manifests get the v2
+ * defaults (content 0).
  */
-export function readManifestEntries(bytes: Uint8Array, manifest?: Pick<ManifestFile, 'added_snapshot_id' | 'sequence_number'>): ManifestEntry[] {
+export function readManifestEntries(
+  bytes: Uint8Array,
+  manifest?: Pick<ManifestFile, 'added_snapshot_id' | 'sequence_number' | 'first_row_id'>,
+): ManifestEntry[] {
   const file = readAvroFile(bytes);
   // Every file of a v1 table has sequence number 0.
   const v1 = file.metadata['format-version'] === '1';
+  let nextRowId = manifest?.first_row_id ?? null;
   return file.records.map((raw) => {
     const record = raw as Record<string, unknown>;
     const status = record.status as EntryStatus;
@@ -117,14 +124,21 @@ export function readManifestEntries(bytes: Uint8Array, manifest?: Pick<ManifestF
       snapshotId: typeof record.snapshot_id === 'bigint' ? record.snapshot_id : (manifest?.added_snapshot_id ?? null),
       sequenceNumber: sequence(record.sequence_number),
       fileSequenceNumber: sequence(record.file_sequence_number),
-      dataFile: withV2Fields(record.data_file as Record<string, unknown>),
+      dataFile: inheritRowId(withV2Fields(record.data_file as Record<string, unknown>)),
     };
   });
+
+  function inheritRowId(dataFile: ManifestDataFile): ManifestDataFile {
+    if (nextRowId === null || dataFile.content !== CONTENT_DATA || typeof dataFile.first_row_id === 'bigint') return dataFile;
+    const first = nextRowId;
+    nextRowId += dataFile.record_count;
+    return { ...dataFile, first_row_id: first };
+  }
 }
 
-/** The v2 `data_file` fields that may be absent from another writer's record (v1 lacks some). */
+/** The `data_file` fields that may be absent from another writer's record (v1 lacks some, v2 the v3 ones). */
 const OPTIONAL_DATA_FILE_FIELDS = (
-  JSON.parse(MANIFEST_ENTRY_V2_SCHEMA) as { fields: Array<{ name: string; type: { fields?: Array<{ name: string; type: unknown }> } }> }
+  JSON.parse(manifestEntrySchema([], 3)) as { fields: Array<{ name: string; type: { fields?: Array<{ name: string; type: unknown }> } }> }
 ).fields
   .find((f) => f.name === 'data_file')!
   .type.fields!.filter((f) => Array.isArray(f.type))
@@ -157,7 +171,7 @@ function addedEntry(file: DataFile, snapshotId: bigint): ManifestEntry {
       content: CONTENT_DATA,
       file_path: file.filePath,
       file_format: 'PARQUET',
-      partition: {},
+      partition: file.partition ?? {},
       record_count: BigInt(file.recordCount),
       file_size_in_bytes: BigInt(file.fileSizeInBytes),
       column_sizes: intMap(metrics.columnSizes),
@@ -170,6 +184,8 @@ function addedEntry(file: DataFile, snapshotId: bigint): ManifestEntry {
       split_offsets: metrics.splitOffsets === undefined ? null : [...metrics.splitOffsets],
       equality_ids: null,
       sort_order_id: null,
+      // v3: assigned by inheritance once the commit gives the manifest its first row id.
+      first_row_id: null,
     },
   };
 }

@@ -6,6 +6,7 @@ import { schemaFromJson } from '../spec/schema.ts';
 import { mergeDataMetrics } from './metrics.ts';
 import { LINES, SCHEMA } from './fixtures/ndjson-corpus.ts';
 import { ParquetConcatError } from './parquet-concat.ts';
+import { ParquetFooterError } from './parquet-footer.ts';
 import { joinParquetParts, writeParquet, writeParquetPart } from './parquet.ts';
 import { compileRowConverter } from './row-converter.ts';
 import { decodeStruct, encodeStruct } from './thrift-compact.ts';
@@ -103,7 +104,7 @@ describe('joinParquetParts', () => {
     const foreign = writeParquetPart(converter.finish(), { schema: other });
     const mine = writeParquetPart(parts[0]!, { schema: SCHEMA });
     expect(() => joinParquetParts([mine, foreign])).toThrow(ParquetConcatError);
-    expect(() => joinParquetParts([mine, { ...mine, bytes: new Uint8Array(20) }])).toThrow(ParquetConcatError);
+    expect(() => joinParquetParts([mine, { ...mine, bytes: new Uint8Array(20) }])).toThrow(ParquetFooterError);
   });
 
   it('decodes and encodes a footer to the same bytes', () => {

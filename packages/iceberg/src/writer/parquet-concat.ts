@@ -1,3 +1,4 @@
+import { footerTrailer, ParquetFooterError, splitFooter } from './parquet-footer.ts';
 import { decodeStruct, encodeStruct, field, type ThriftList, type ThriftStruct, ThriftType } from './thrift-compact.ts';
 
 /**
@@ -10,7 +11,6 @@ import { decodeStruct, encodeStruct, field, type ThriftList, type ThriftStruct, 
  * (offset indexes rewritten: they hold page offsets), the merged footer, its length, `PAR1`.
  */
 
-const MAGIC = 0x31524150; // "PAR1" little-endian
 
 // Field ids of parquet.thrift.
 const FILE_SCHEMA = 2;
@@ -35,7 +35,7 @@ const META_BLOOM_FILTER_LENGTH = 15;
 const OFFSET_INDEX_PAGES = 1;
 const PAGE_OFFSET = 1;
 
-export class ParquetConcatError extends Error {
+export class ParquetConcatError extends ParquetFooterError {
   override readonly name = 'ParquetConcatError';
 }
 
@@ -90,14 +90,7 @@ function chunksOf(footer: ThriftStruct): ThriftStruct[] {
 }
 
 function readPart(bytes: Uint8Array, index: number): Part {
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  if (bytes.length < 12 || view.getUint32(0, true) !== MAGIC || view.getUint32(bytes.length - 4, true) !== MAGIC) {
-    throw new ParquetConcatError(`part ${index} is not a Parquet file`);
-  }
-  const footerLength = view.getUint32(bytes.length - 8, true);
-  const footerStart = bytes.length - 8 - footerLength;
-  if (footerStart < 4) throw new ParquetConcatError(`part ${index} has a footer longer than the file`);
-  const footer = decodeStruct(bytes.subarray(footerStart, bytes.length - 8)).value;
+  const { footer, footerStart } = splitFooter(bytes, `part ${index}`);
   if (field(footer, FILE_ENCRYPTION) !== undefined) throw new ParquetConcatError(`part ${index} is encrypted`);
   let dataEnd = footerStart;
   for (const chunk of chunksOf(footer)) {
@@ -187,12 +180,9 @@ export function concatParquet(files: readonly Uint8Array[]): Uint8Array {
   const footer = first.footer;
   setI64(footer, FILE_NUM_ROWS, rows);
   list(footer, FILE_ROW_GROUPS).items = groups;
-  const encoded = encodeStruct(footer);
-  const trailer = new Uint8Array(8);
-  new DataView(trailer.buffer).setUint32(0, encoded.length, true);
-  new DataView(trailer.buffer).setUint32(4, MAGIC, true);
-  pieces.push(encoded, trailer);
-  const joined = new Uint8Array(at + encoded.length + trailer.length);
+  const trailer = footerTrailer(footer);
+  pieces.push(trailer);
+  const joined = new Uint8Array(at + trailer.length);
   let offset = 0;
   for (const piece of pieces) {
     joined.set(piece, offset);

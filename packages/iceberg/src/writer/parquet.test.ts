@@ -53,6 +53,8 @@ describe('writeParquet', () => {
     expect(schema.find((e) => e.name === 'id')?.repetition_type).toBe('REQUIRED');
     expect(schema.find((e) => e.name === 'name')?.repetition_type).toBe('OPTIONAL');
     expect(schema.find((e) => e.name === 'at')?.logical_type).toEqual({ type: 'TIMESTAMP', isAdjustedToUTC: true, unit: 'MICROS' });
+    // The spec maps uuid to fixed_len_byte_array(16) with the UUID logical type.
+    expect(schema.find((e) => e.name === 'uid')).toMatchObject({ type: 'FIXED_LEN_BYTE_ARRAY', type_length: 16, logical_type: { type: 'UUID' } });
   });
 
   it('stores the values exactly, as an independent reader sees them', async () => {
@@ -71,6 +73,7 @@ describe('writeParquet', () => {
     expect(rows[2]?.address).toBeNull();
     expect(rows.map((r) => r.amount)).toEqual([-1234567.91, null, 0.5]);
     expect(rows[1]?.score).toBeNaN();
+    expect(rows.map((r) => r.uid)).toEqual(['ffffffff-0000-0000-0000-000000000000', '00000000-0000-0000-0000-000000000001', null]);
   });
 
   it('reports exact counts and bounds for top-level primitive columns', () => {

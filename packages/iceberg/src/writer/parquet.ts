@@ -5,6 +5,7 @@ import type { Schema } from '../spec/schema.ts';
 import type { DataFileMetrics } from './data-file.ts';
 import { type DataMetrics, dataMetrics, fileMetrics, footerMetrics, mergeDataMetrics } from './metrics.ts';
 import { concatParquet } from './parquet-concat.ts';
+import { annotateUuidColumns } from './parquet-logical-types.ts';
 
 export type ParquetCompression = 'zstd' | 'snappy' | 'gzip' | 'lz4_raw' | 'uncompressed';
 
@@ -50,7 +51,8 @@ function encodeParquet(table: Table, options: ParquetWriteOptions): Uint8Array {
   if (options.rowGroupSize !== undefined) builder = builder.setMaxRowGroupSize(options.rowGroupSize);
   for (const name of distinctColumns(table)) builder = builder.setColumnDictionaryEnabled(name, false);
   // Both calls take ownership of their arguments' wasm memory and free it.
-  return writeWasmParquet(WasmTable.fromIPCStream(tableToIPC(table, 'stream')), builder.build());
+  const bytes = writeWasmParquet(WasmTable.fromIPCStream(tableToIPC(table, 'stream')), builder.build());
+  return options.schema ? annotateUuidColumns(bytes, options.schema) : bytes;
 }
 
 /** Values looked at to tell a column of all but unique values. */

@@ -54,6 +54,8 @@ import {
   parseTimeBytes,
   parseTimestamp,
   parseTimestampBytes,
+  parseTimestampNs,
+  parseTimestampNsBytes,
   toDecimal,
   toFloat32,
   toFloat64,
@@ -118,6 +120,7 @@ function fixedBase64(length: number) {
 }
 
 const TIMESTAMP_FORMAT = 'YYYY-MM-DDTHH:MM:SS[.ffffff]';
+const TIMESTAMP_NS_FORMAT = 'YYYY-MM-DDTHH:MM:SS[.fffffffff]';
 
 export const TYPE_TABLE: Rules = {
   boolean: {
@@ -197,6 +200,30 @@ export const TYPE_TABLE: Rules = {
         spec,
         (value) => parseTimestamp(value, 'offset_required'),
         (bytes, start, end) => parseTimestampBytes(bytes, start, end, 'offset_required'),
+      ),
+    stats: int64Stats,
+    boundOrder: int64Order,
+  },
+  timestamp_ns: {
+    expected: () => `timestamp_ns (a "${TIMESTAMP_NS_FORMAT}" string, no offset other than Z or +00:00)`,
+    arrow: () => new Timestamp(TimeUnit.NANOSECOND),
+    column: (_, spec) =>
+      new Int64Column(
+        spec,
+        (value) => parseTimestampNs(value, 'utc_or_none'),
+        (bytes, start, end) => parseTimestampNsBytes(bytes, start, end, 'utc_or_none'),
+      ),
+    stats: int64Stats,
+    boundOrder: int64Order,
+  },
+  timestamptz_ns: {
+    expected: () => `timestamptz_ns (an RFC 3339 "${TIMESTAMP_NS_FORMAT}" string with Z or a ±HH:MM offset)`,
+    arrow: () => new Timestamp(TimeUnit.NANOSECOND, 'UTC'),
+    column: (_, spec) =>
+      new Int64Column(
+        spec,
+        (value) => parseTimestampNs(value, 'offset_required'),
+        (bytes, start, end) => parseTimestampNsBytes(bytes, start, end, 'offset_required'),
       ),
     stats: int64Stats,
     boundOrder: int64Order,

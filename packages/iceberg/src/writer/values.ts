@@ -282,21 +282,22 @@ export function parseDateBytes(b: Uint8Array, start: number, end: number): numbe
 let timeEnd = 0;
 
 /**
- * `HH:MM:SS[.fraction]` at `i`; microseconds since midnight or -1 when invalid. Fraction
- * digits beyond the sixth must be zeros (microsecond precision, never rounded).
+ * `HH:MM:SS[.fraction]` at `i`; microseconds (or with `digits` 9, nanoseconds) since midnight,
+ * or -1 when invalid. Fraction digits beyond the unit's must be zeros (never rounded).
  */
-function timeAt(b: Uint8Array, i: number, end: number): number {
+function timeAt(b: Uint8Array, i: number, end: number, digits: 6 | 9 = 6): number {
   const hour = twoDigits(b, i, end);
   const minute = twoDigits(b, i + 3, end);
   const second = twoDigits(b, i + 6, end);
   if (byteAt(b, i + 2, end) !== 58 || byteAt(b, i + 5, end) !== 58) return -1;
   if (hour < 0 || hour > 23 || minute < 0 || minute > 59 || second < 0 || second > 59) return -1;
-  let micros = ((hour * 60 + minute) * 60 + second) * 1_000_000;
+  const perSecond = digits === 6 ? 1_000_000 : 1_000_000_000;
+  let micros = ((hour * 60 + minute) * 60 + second) * perSecond;
   let at = i + 8;
   if (byteAt(b, at, end) === 46) {
     at++;
     const first = at;
-    let scale = 100_000;
+    let scale = perSecond / 10;
     for (; at < end; at++) {
       const d = digit(b, at, end);
       if (d < 0) break;
@@ -337,14 +338,35 @@ export function parseTimestamp(value: unknown, zone: ZonePolicy): number | bigin
   return typeof value === 'string' ? parseTimestampBytes(scratch, 0, toScratch(value), zone) : undefined;
 }
 
+/** `parseTimestamp` with up to nine fraction digits: nanoseconds since the epoch (timestamp_ns, timestamptz_ns). */
+export function parseTimestampNs(value: unknown, zone: ZonePolicy): bigint | undefined {
+  return typeof value === 'string' ? parseTimestampNsBytes(scratch, 0, toScratch(value), zone) : undefined;
+}
+
+/** `parseTimestampNs` of the text in `b[start, end)`. */
+export function parseTimestampNsBytes(b: Uint8Array, start: number, end: number, zone: ZonePolicy): bigint | undefined {
+  const parsed = dateTimeAt(b, start, end, zone, 9);
+  return parsed === undefined ? undefined : BigInt(parsed.seconds) * 1_000_000_000n + BigInt(parsed.fraction);
+}
+
 /** `parseTimestamp` of the text in `b[start, end)`. */
 export function parseTimestampBytes(b: Uint8Array, start: number, end: number, zone: ZonePolicy): number | bigint | undefined {
+  const parsed = dateTimeAt(b, start, end, zone, 6);
+  if (parsed === undefined) return undefined;
+  const { seconds, fraction: micros } = parsed;
+  // Microseconds stay exact as doubles up to 2^53 (about year 2255); beyond, use bigint.
+  if (Math.abs(seconds) < 9_000_000_000) return seconds * 1_000_000 + micros;
+  return BigInt(seconds) * 1_000_000n + BigInt(micros);
+}
+
+/** An RFC 3339 date-time: whole seconds since the epoch (UTC) and the fraction in the unit of `digits`. */
+function dateTimeAt(b: Uint8Array, start: number, end: number, zone: ZonePolicy, digits: 6 | 9): { seconds: number; fraction: number } | undefined {
   if (end - start < 19) return undefined;
   const days = dateAt(b, start, end);
   const separator = byteAt(b, start + 10, end);
   if (days === -1e9 || (separator !== 84 && separator !== 116 && separator !== 32)) return undefined;
-  const micros = timeAt(b, start + 11, end);
-  if (micros < 0) return undefined;
+  const sinceMidnight = timeAt(b, start + 11, end, digits);
+  if (sinceMidnight < 0) return undefined;
   let offsetMinutes = 0;
   const at = timeEnd;
   const designator = byteAt(b, at, end);
@@ -362,10 +384,9 @@ export function parseTimestampBytes(b: Uint8Array, start: number, end: number, z
   } else {
     return undefined;
   }
-  const seconds = days * 86_400 - offsetMinutes * 60;
-  // Microseconds stay exact as doubles up to 2^53 (about year 2255); beyond, use bigint.
-  if (Math.abs(seconds) < 9_000_000_000) return seconds * 1_000_000 + micros;
-  return BigInt(seconds) * 1_000_000n + BigInt(micros);
+  const perSecond = digits === 6 ? 1_000_000 : 1_000_000_000;
+  const fraction = sinceMidnight % perSecond;
+  return { seconds: days * 86_400 + (sinceMidnight - fraction) / perSecond - offsetMinutes * 60, fraction };
 }
 
 // ---- uuid and base64 -------------------------------------------------------------------------

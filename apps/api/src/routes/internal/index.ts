@@ -8,6 +8,7 @@ import { listSinks } from './list-sinks.ts';
 import { releaseLease } from './release-lease.ts';
 import { reportRoll } from './report-roll.ts';
 import { reportUpkeep } from './report-upkeep.ts';
+import { setRollErrorRoute } from './set-roll-error.ts';
 import { setState } from './set-state.ts';
 
 /**
@@ -24,4 +25,5 @@ export function internalRoutes(app: FastifyInstance, bootstrapSecret: string, de
   reportRoll(app, deps);
   reportUpkeep(app, deps);
   setState(app, deps);
+  setRollErrorRoute(app, deps);
 }

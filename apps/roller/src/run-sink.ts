@@ -1,4 +1,4 @@
-import type { InternalSink } from '@tablemere/contracts';
+import { toStorableText, type InternalSink } from '@tablemere/contracts';
 import { type FailureReason, RollError } from './errors.ts';
 import { isApiRefusal } from './internal-api.ts';
 import { SinkLease } from './lease.ts';
@@ -180,7 +180,7 @@ function failed(log: RollDeps['log'], sinkId: string, error: unknown, took: numb
 async function markTableMissing(ctx: RollContext, error: RollError): Promise<void> {
   if (ctx.sink.state === 'table_missing') return;
   try {
-    await ctx.deps.api.setState(ctx.sink.id, { lease_id: ctx.lease.id, state: 'table_missing', reason: error.message.slice(0, 1000) });
+    await ctx.deps.api.setState(ctx.sink.id, { lease_id: ctx.lease.id, state: 'table_missing', reason: toStorableText(error.message, 1000) });
   } catch (stateError) {
     if (!isApiRefusal(stateError, 'lease_lost')) ctx.log.warn({ err: stateError }, 'could not mark the sink table_missing');
   }

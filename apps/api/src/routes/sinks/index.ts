@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { RouteDeps } from '../../deps.ts';
 import { BacklogGauge } from '../../domain/intake-backlog.ts';
 import { Claims } from '../../domain/intake-claim.ts';
+import { InFlight } from '../../domain/intake-in-flight.ts';
 import { Settler } from '../../domain/intake-settle.ts';
 import { SendKeyCache } from '../../domain/send-keys.ts';
 import { apiKeyScope } from '../../http/auth.ts';
@@ -37,6 +38,7 @@ export function sinkRoutes(app: FastifyInstance, deps: RouteDeps): void {
     claims: new Claims(deps.pool),
     settler: new Settler(deps.pool),
     bodies: new BodyPool(SEND_BODY_LIMIT, BODY_SLABS_KEPT, LARGE_BODY_BYTES),
+    inFlight: new InFlight(deps.sendInFlight),
   };
   app.register(
     apiKeyScope(deps.pool, 'read', (read) => {

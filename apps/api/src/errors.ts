@@ -157,6 +157,9 @@ export function sendError(error: unknown, request: FastifyRequest, reply: Fastif
   } else {
     request.log.info({ code: apiErr.code, status: apiErr.status }, 'request refused');
   }
+  // Refused before the body was read (auth, caps, a declared length over the limit): close the
+  // connection after the answer, so Node does not read and discard the rest of the body first.
+  if (request.raw.complete === false) void reply.header('connection', 'close');
   void reply
     .status(apiErr.status)
     .headers(apiErr.headers)

@@ -4,15 +4,10 @@ import { apiError } from '../errors.ts';
 
 type Path = (string | number)[];
 
-const isPlainObject = (value: object) => {
-  const prototype = Object.getPrototypeOf(value) as unknown;
-  return prototype === Object.prototype || prototype === null;
-};
-
 /**
  * Where in a parsed JSON value (or query, or path parameters) a string or key holds text
- * Postgres cannot store, or undefined. Only strings, arrays and plain objects are walked:
- * the send route's body is bytes, stored as sent.
+ * Postgres cannot store, or undefined. Bytes are not walked: the send route's body is bytes,
+ * stored as sent.
  */
 export function unstorableTextAt(value: unknown, path: Path = []): Path | undefined {
   if (typeof value === 'string') return isStorableText(value) ? undefined : path;
@@ -24,7 +19,7 @@ export function unstorableTextAt(value: unknown, path: Path = []): Path | undefi
     }
     return undefined;
   }
-  if (!isPlainObject(value)) return undefined;
+  if (ArrayBuffer.isView(value)) return undefined;
   for (const [key, item] of Object.entries(value)) {
     if (!isStorableText(key)) return [...path, key];
     const found = unstorableTextAt(item, [...path, key]);

@@ -1,0 +1,281 @@
+/**
+ * Slow clients against the API (issue 13): 200 connections that send headers or bodies
+ * slowly, 50 of them declaring 16 MiB bodies on the send route and stalling after 8 MiB,
+ * while producers keep sending small batches to another sink. The API runs as its own
+ * process over the local stack (its own database), with the timeouts and caps given here.
+ *
+ * Prints: every slow connection closed by the server within the configured timeouts (count,
+ * and the time each took, per kind), the normal sends' p50/p99 meanwhile (goal p99 < 100 ms),
+ * and the API's RSS before, at its peak during, and a minute after (goal: back within 25% of
+ * its start).
+ *
+ *   npm run bench:slow-clients [-- --after 60 --headers-ms 10000 --request-ms 60000 --idle-ms 30000]
+ */
+import { randomBytes } from 'node:crypto';
+import http from 'node:http';
+import net from 'node:net';
+import os from 'node:os';
+import { parseArgs } from 'node:util';
+import type { CreatedSink } from '@tablemere/contracts';
+import { createDatabase, dropDatabase, migrate } from '@tablemere/db';
+import { bootstrap } from '../../apps/api/src/bootstrap.ts';
+import { DEFAULT_IN_FLIGHT_LIMITS } from '../../apps/api/src/domain/intake-in-flight.ts';
+import { DEFAULT_SERVER_TIMEOUTS } from '../../apps/api/src/http/server-limits.ts';
+import { dropNamespaces, stackCatalog, stackEnv, stackWarehouse } from '../../tests/support/stack.ts';
+import { rssBytes, startBenchApi } from './api-process.ts';
+
+const MIB = 1024 * 1024;
+const { values: args } = parseArgs({
+  options: {
+    /** Seconds to wait after the last slow connection closed before the last RSS reading. */
+    after: { type: 'string', default: '60' },
+    'headers-ms': { type: 'string', default: String(DEFAULT_SERVER_TIMEOUTS.headersMs) },
+    'request-ms': { type: 'string', default: String(DEFAULT_SERVER_TIMEOUTS.requestMs) },
+    'idle-ms': { type: 'string', default: String(DEFAULT_SERVER_TIMEOUTS.idleMs) },
+    /** Producers sending small batches meanwhile. */
+    producers: { type: 'string', default: '4' },
+    /** Seconds the producers send alone first, for comparison. */
+    'baseline-seconds': { type: 'string', default: '20' },
+  },
+});
+const timeouts = { headers: Number(args['headers-ms']), request: Number(args['request-ms']), idle: Number(args['idle-ms']) };
+/** Node checks the headers and request deadlines once a second: a close may come that much late. */
+const CHECK_SLACK_MS = 1_500;
+
+const env = stackEnv();
+const run = randomBytes(4).toString('hex');
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+type Kind = 'slow headers' | 'slow JSON body (control route)' | 'slow send body' | '16 MiB send, stalls at 8 MiB';
+
+interface SlowResult {
+  kind: Kind;
+  /** Milliseconds from connecting to the server closing the connection; undefined when it never did. */
+  closedAfterMs: number | undefined;
+  /** The status line the server answered with, if any. */
+  status: string | undefined;
+  /** The longest the server may take for this kind. */
+  limitMs: number;
+}
+
+/**
+ * One slow client: connects, writes `head`, then `drip` one byte every `dripMs` until the
+ * server closes (`stallAfter` bytes of body sent at once instead, then nothing).
+ */
+function slowClient(port: number, kind: Kind, head: string, body: { drip?: string; dripMs?: number; bulk?: Buffer }, limitMs: number, giveUpMs: number): Promise<SlowResult> {
+  return new Promise((resolve) => {
+    const started = Date.now();
+    const socket = net.connect(port, '127.0.0.1');
+    let status: string | undefined;
+    let timer: NodeJS.Timeout | undefined;
+    let done = false;
+    const finish = (closed: boolean) => {
+      if (done) return;
+      done = true;
+      clearInterval(timer);
+      clearTimeout(giveUp);
+      socket.destroy();
+      resolve({ kind, closedAfterMs: closed ? Date.now() - started : undefined, status, limitMs });
+    };
+    const giveUp = setTimeout(() => finish(false), giveUpMs);
+    socket.on('data', (chunk: Buffer) => {
+      status ??= chunk.toString('latin1').split('\r\n')[0];
+    });
+    socket.on('end', () => finish(true));
+    socket.on('close', () => finish(true));
+    socket.on('error', () => finish(true));
+    socket.on('connect', () => {
+      socket.write(head);
+      if (body.bulk) socket.write(body.bulk);
+      if (body.drip !== undefined) {
+        let i = 0;
+        timer = setInterval(() => {
+          if (!socket.destroyed) socket.write(body.drip![i++ % body.drip!.length]!);
+        }, body.dripMs ?? 1_000);
+      }
+    });
+  });
+}
+
+async function api(url: string, method: string, pathname: string, key: string, body?: unknown): Promise<any> {
+  const res = await fetch(`${url}${pathname}`, {
+    method,
+    headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${method} ${pathname}: ${res.status} ${text}`);
+  return text ? JSON.parse(text) : undefined;
+}
+
+const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+
+async function main(): Promise<void> {
+  const dbUrl = new URL(env.DATABASE_URL!);
+  dbUrl.pathname = `/bench_slow_${run}`;
+  const databaseUrl = dbUrl.toString();
+  const secretKey = randomBytes(32).toString('base64');
+  await createDatabase(databaseUrl);
+  await migrate(databaseUrl);
+  const boot = await bootstrap(databaseUrl, { secretKey, warehouse: stackWarehouse(env) });
+  const adminKey = boot.adminKey!;
+  const server = await startBenchApi(`slow-clients-${run}`, databaseUrl, secretKey, {
+    env: {
+      TABLEMERE_HEADERS_TIMEOUT_MS: String(timeouts.headers),
+      TABLEMERE_REQUEST_TIMEOUT_MS: String(timeouts.request),
+      TABLEMERE_IDLE_TIMEOUT_MS: String(timeouts.idle),
+    },
+  });
+  const pid = server.child.pid!;
+  const port = Number(new URL(server.url).port);
+  const namespace = `bench_slow_${run}`;
+  try {
+    await api(server.url, 'POST', '/v1/warehouses/garden/tables', adminKey, {
+      namespace,
+      name: 'events',
+      columns: [{ name: 'seq', type: 'long', required: true }, { name: 'device', type: 'string' }],
+    });
+    const sink = async (name: string) => (await api(server.url, 'POST', '/v1/sinks', adminKey, { name, table: `${namespace}.events`, warehouse: 'garden' })) as CreatedSink;
+    const normal = await sink('normal');
+    // Another table would do as well; one sink per table, so the slow ones get tables of their own.
+    const slowSinks: CreatedSink[] = [];
+    for (const name of ['slow_a', 'slow_b']) {
+      await api(server.url, 'POST', '/v1/warehouses/garden/tables', adminKey, { namespace, name, columns: [{ name: 'seq', type: 'long' }] });
+      slowSinks.push((await api(server.url, 'POST', '/v1/sinks', adminKey, { name, table: `${namespace}.${name}`, warehouse: 'garden' })) as CreatedSink);
+    }
+    const [bigSink, dripSink] = slowSinks as [CreatedSink, CreatedSink];
+
+    // Normal producers: ~8 KB batches over keep-alive connections, as a device would send.
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 16 });
+    const batch = Buffer.from(JSON.stringify(Array.from({ length: 100 }, (_, i) => ({ seq: i, device: `sensor-${i % 7}-${'x'.repeat(50)}` }))));
+    let sent = 0;
+    const sendOne = (): Promise<{ ms: number; status: number }> =>
+      new Promise((resolve) => {
+        const started = process.hrtime.bigint();
+        const req = http.request(
+          {
+            method: 'POST', host: '127.0.0.1', port, path: `/v1/sinks/${normal.id}`, agent,
+            headers: { authorization: `Bearer ${normal.send_key}`, 'idempotency-key': `n-${run}-${++sent}`, 'content-type': 'application/json', 'content-length': batch.length },
+          },
+          (res) => {
+            res.resume();
+            res.on('end', () => resolve({ ms: Number(process.hrtime.bigint() - started) / 1e6, status: res.statusCode ?? 0 }));
+          },
+        );
+        req.on('error', () => resolve({ ms: Number(process.hrtime.bigint() - started) / 1e6, status: 0 }));
+        req.end(batch);
+      });
+
+    /** The producers' sends until `stop` says so (or for that many ms): latencies sorted, statuses counted. */
+    const produce = async (stop: number | (() => boolean)) => {
+      const until = typeof stop === 'number' ? Date.now() + stop : 0;
+      const done = typeof stop === 'number' ? () => Date.now() >= until : stop;
+      const latencies: number[] = [];
+      const statuses = new Map<number, number>();
+      await Promise.all(
+        Array.from({ length: Number(args.producers) }, async () => {
+          while (!done()) {
+            const { ms, status } = await sendOne();
+            latencies.push(ms);
+            statuses.set(status, (statuses.get(status) ?? 0) + 1);
+          }
+        }),
+      );
+      return { latencies: latencies.sort((a, b) => a - b), statuses };
+    };
+    const describeSends = (what: string, r: { latencies: number[]; statuses: Map<number, number> }) =>
+      console.log(
+        `${what}: ${r.latencies.length}, statuses ${[...r.statuses].map(([st, n]) => `${st} ×${n}`).join(', ')}; ` +
+          `p50 ${percentile(r.latencies, 50).toFixed(1)} ms, p99 ${percentile(r.latencies, 99).toFixed(1)} ms, max ${r.latencies.at(-1)?.toFixed(1)} ms`,
+      );
+
+    for (let i = 0; i < 200; i++) await sendOne();
+    // The same producers without slow clients first: what the machine gives them anyway.
+    const baseline = await produce(Number(args['baseline-seconds']) * 1000);
+    await sleep(2_000);
+    const rssBefore = rssBytes(pid, 'VmRSS');
+    console.log(
+      `bench:slow-clients run ${run}: API pid ${pid} at ${server.url}; ${os.cpus().length} cores, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}; ` +
+        `timeouts headers ${timeouts.headers} ms, request ${timeouts.request} ms, idle ${timeouts.idle} ms; in flight ≤ ${DEFAULT_IN_FLIGHT_LIMITS.perProcess} per process, ${DEFAULT_IN_FLIGHT_LIMITS.perSink} per sink`,
+    );
+    console.log(`API RSS before: ${(rssBefore / MIB).toFixed(0)} MiB`);
+
+    // The 200 slow connections.
+    const giveUpMs = timeouts.request + timeouts.idle + 30_000;
+    const sendHead = (target: CreatedSink, length: number, id: string) =>
+      `POST /v1/sinks/${target.id} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${target.send_key}\r\nIdempotency-Key: ${id}\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n\r\n`;
+    const eightMiB = Buffer.alloc(8 * MIB, 0x20);
+    eightMiB[0] = 0x5b; // '['
+    const slow: Array<Promise<SlowResult>> = [];
+    for (let i = 0; i < 50; i++) {
+      slow.push(slowClient(port, 'slow headers', `POST /v1/keys HTTP/1.1\r\nHost: 127.0.0.1\r\n`, { drip: 'X-Slow: 1\r\n', dripMs: 1_000 }, timeouts.headers + CHECK_SLACK_MS, giveUpMs));
+      slow.push(
+        slowClient(
+          port, 'slow JSON body (control route)',
+          `POST /v1/keys HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${adminKey}\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n`,
+          { drip: '{"name": "slow", "level": "read"', dripMs: 1_000 }, timeouts.request + CHECK_SLACK_MS, giveUpMs,
+        ),
+      );
+      slow.push(slowClient(port, 'slow send body', sendHead(dripSink, 100_000, `d-${i}`), { drip: '[{"seq": 1}, ', dripMs: 1_000 }, timeouts.request + CHECK_SLACK_MS, giveUpMs));
+      slow.push(slowClient(port, '16 MiB send, stalls at 8 MiB', sendHead(bigSink, 16 * MIB, `b-${i}`), { bulk: eightMiB }, Math.min(timeouts.idle, timeouts.request) + CHECK_SLACK_MS, giveUpMs));
+    }
+
+    // Normal sends and RSS samples while the slow clients are connected.
+    let slowDone = false;
+    const allSlow = Promise.all(slow).then((results) => {
+      slowDone = true;
+      return results;
+    });
+    let peakRss = rssBefore;
+    const sampler = setInterval(() => {
+      peakRss = Math.max(peakRss, rssBytes(pid, 'VmRSS'));
+    }, 250);
+    const during = produce(() => slowDone);
+    const results = await allSlow;
+    const { latencies, statuses } = await during;
+    clearInterval(sampler);
+    const rssAtEnd = rssBytes(pid, 'VmRSS');
+
+    let allWithin = true;
+    for (const kind of [...new Set(results.map((r) => r.kind))]) {
+      const mine = results.filter((r) => r.kind === kind);
+      const closed = mine.filter((r) => r.closedAfterMs !== undefined).map((r) => r.closedAfterMs!).sort((a, b) => a - b);
+      const within = closed.filter((ms) => ms <= mine[0]!.limitMs).length;
+      const late = Math.max(0, (closed.at(-1) ?? 0) - mine[0]!.limitMs);
+      if (within !== mine.length) allWithin = false;
+      const answers = new Map<string, number>();
+      for (const r of mine) answers.set(r.status ?? '(no answer)', (answers.get(r.status ?? '(no answer)') ?? 0) + 1);
+      console.log(
+        `${kind.padEnd(30)} ${mine.length} connections: ${closed.length} closed by the server, ${within} within ${(mine[0]!.limitMs / 1000).toFixed(1)} s; ` +
+          `closed after min ${(closed[0]! / 1000).toFixed(1)} s, median ${(percentile(closed, 50) / 1000).toFixed(1)} s, max ${(closed.at(-1)! / 1000).toFixed(1)} s; ` +
+          `answers: ${[...answers].map(([st, n]) => `${st} ×${n}`).join(', ')}${late > 0 ? `; the latest ${(late / 1000).toFixed(1)} s past its limit` : ''}`,
+      );
+      console.log(`  each (s): ${closed.map((ms) => (ms / 1000).toFixed(1)).join(' ')}`);
+    }
+    const p99 = percentile(latencies, 99);
+    describeSends(`normal sends before, ${args['baseline-seconds']} s without slow clients`, baseline);
+    describeSends('normal sends meanwhile (goal p99 < 100 ms)', { latencies, statuses });
+    console.log(`API RSS: before ${(rssBefore / MIB).toFixed(0)} MiB, peak during ${(peakRss / MIB).toFixed(0)} MiB, when the last slow connection closed ${(rssAtEnd / MIB).toFixed(0)} MiB`);
+    const afterSeconds = Number(args.after);
+    // A few normal sends go on after the attack, as a live intake's would.
+    const trickle = setInterval(() => void sendOne(), 200);
+    await sleep(afterSeconds * 1000);
+    clearInterval(trickle);
+    const rssAfter = rssBytes(pid, 'VmRSS');
+    const ratio = rssAfter / rssBefore;
+    console.log(`API RSS ${afterSeconds} s after: ${(rssAfter / MIB).toFixed(0)} MiB = ${ratio.toFixed(2)}× its start (goal ≤ 1.25×)`);
+    console.log(
+      `\nSTATE.md: ${new Date().toISOString().slice(0, 16)}Z \`npm run bench:slow-clients\` (${os.cpus().length} cores, load average ${os.loadavg()[0]!.toFixed(1)}): ` +
+        `${results.length} slow connections, ${results.filter((r) => r.closedAfterMs !== undefined).length} closed by the server, all within the timeouts: ${allWithin ? 'yes' : 'NO'}; ` +
+        `normal sends p99 ${p99.toFixed(0)} ms (${latencies.length} sends; ${percentile(baseline.latencies, 99).toFixed(0)} ms without slow clients); RSS ${(rssBefore / MIB).toFixed(0)} → peak ${(peakRss / MIB).toFixed(0)} → ${(rssAfter / MIB).toFixed(0)} MiB after ${afterSeconds} s (${ratio.toFixed(2)}×)`,
+    );
+    agent.destroy();
+  } finally {
+    server.child.kill('SIGINT');
+    await new Promise((resolve) => server.child.once('exit', resolve));
+    await dropNamespaces(await stackCatalog(env), [namespace]).catch(() => undefined);
+    await dropDatabase(databaseUrl).catch(() => undefined);
+  }
+}
+
+await main();

@@ -196,7 +196,7 @@ async function main(): Promise<void> {
     const rssBefore = rssBytes(pid, 'VmRSS');
     console.log(
       `bench:slow-clients run ${run}: API pid ${pid} at ${server.url}; ${os.cpus().length} cores, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}; ` +
-        `timeouts headers ${timeouts.headers} ms, request ${timeouts.request} ms, idle ${timeouts.idle} ms; in flight ≤ ${DEFAULT_IN_FLIGHT_LIMITS.perProcess} per process, ${DEFAULT_IN_FLIGHT_LIMITS.perSink} per sink`,
+        `timeouts headers ${timeouts.headers} ms, request ${timeouts.request} ms, idle ${timeouts.idle} ms; body bytes in flight ≤ ${DEFAULT_IN_FLIGHT_LIMITS.processBytes / MIB} MiB per process, ${DEFAULT_IN_FLIGHT_LIMITS.sinkBytes / MIB} MiB per sink`,
     );
     console.log(`API RSS before: ${(rssBefore / MIB).toFixed(0)} MiB`);
 

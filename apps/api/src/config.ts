@@ -4,7 +4,7 @@ import { DEFAULT_SERVER_TIMEOUTS, type ServerTimeouts } from './http/server-limi
 
 const Url = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
 const Millis = (fallback: number) => z.coerce.number().int().min(1).max(3_600_000).default(fallback);
-const Count = (fallback: number) => z.coerce.number().int().min(1).max(100_000).default(fallback);
+const Bytes = (fallback: number) => z.coerce.number().int().min(1).max(Number.MAX_SAFE_INTEGER).default(fallback);
 const Flag = z.enum(['true', 'false', '1', '0']).transform((value) => value === 'true' || value === '1');
 
 /** A 32-byte key in base64: AES-256-GCM seals warehouse secrets with it. */
@@ -43,9 +43,9 @@ const Env = z.object({
   TABLEMERE_REQUEST_TIMEOUT_MS: Millis(DEFAULT_SERVER_TIMEOUTS.requestMs),
   TABLEMERE_IDLE_TIMEOUT_MS: Millis(DEFAULT_SERVER_TIMEOUTS.idleMs),
   TABLEMERE_KEEP_ALIVE_TIMEOUT_MS: Millis(DEFAULT_SERVER_TIMEOUTS.keepAliveMs),
-  /** Send requests read or stored at once, in all and per sink, past which the send route answers 503. */
-  TABLEMERE_SEND_MAX_IN_FLIGHT: Count(DEFAULT_IN_FLIGHT_LIMITS.perProcess),
-  TABLEMERE_SEND_MAX_IN_FLIGHT_PER_SINK: Count(DEFAULT_IN_FLIGHT_LIMITS.perSink),
+  /** Body bytes of the sends read or stored at once, in all and per sink, past which the send route answers 503. */
+  TABLEMERE_SEND_MAX_BYTES_IN_FLIGHT: Bytes(DEFAULT_IN_FLIGHT_LIMITS.processBytes),
+  TABLEMERE_SEND_MAX_BYTES_IN_FLIGHT_PER_SINK: Bytes(DEFAULT_IN_FLIGHT_LIMITS.sinkBytes),
 });
 
 export interface Config {
@@ -124,7 +124,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       idleMs: e.TABLEMERE_IDLE_TIMEOUT_MS,
       keepAliveMs: e.TABLEMERE_KEEP_ALIVE_TIMEOUT_MS,
     },
-    sendInFlight: { perProcess: e.TABLEMERE_SEND_MAX_IN_FLIGHT, perSink: e.TABLEMERE_SEND_MAX_IN_FLIGHT_PER_SINK },
+    sendInFlight: { processBytes: e.TABLEMERE_SEND_MAX_BYTES_IN_FLIGHT, sinkBytes: e.TABLEMERE_SEND_MAX_BYTES_IN_FLIGHT_PER_SINK },
   };
   return deepFreeze(config);
 }

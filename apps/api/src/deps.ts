@@ -32,7 +32,7 @@ export interface AppDeps {
   sinksEnabled?: boolean;
   /** Caps on a sink's backlog before the send route answers 429; default 1 GiB / 10,000 batches. */
   sinkBacklog?: BacklogLimits;
-  /** Caps on send requests in flight, per process and per sink, past which the send route answers 503; default 64 / 16. */
+  /** Caps on the body bytes of sends in flight, per process and per sink, past which the send route answers 503; default 512 / 128 MiB. */
   sendInFlight?: InFlightLimits;
   /** Header, whole-request, idle and keep-alive timeouts of the listener; defaults in http/server-limits.ts. */
   timeouts?: ServerTimeouts;

@@ -28,7 +28,7 @@ beforeAll(async () => {
   await createTable(api, namespace, 'events');
   sink = await createSink(api.app, api.adminKey, { name: 'slow_in', table: `${namespace}.events` });
   metrics = new ApiMetrics();
-  server = await otherApp(api, { timeouts, sendInFlight: { perProcess: 8, perSink: 1 }, metrics });
+  server = await otherApp(api, { timeouts, sendInFlight: { processBytes: 4 * 1024 * 1024, sinkBytes: 256 * 1024 }, metrics });
   await server.app.listen({ host: '127.0.0.1', port: 0 });
   port = (server.app.server.address() as net.AddressInfo).port;
 }, 60_000);
@@ -97,18 +97,19 @@ describe('slow clients', () => {
   });
 
   it('closes a send that stalls mid-body after the idle timeout, and frees its place', async () => {
-    const outcome = await converse([sendHead(1_000_000, `stall-${suffix()}`), '[{"x": 1}, '.repeat(1000)], 10_000);
+    const outcome = await converse([sendHead(250_000, `stall-${suffix()}`), '[{"x": 1}, '.repeat(1000)], 10_000);
     expect(outcome.closedAfterMs).toBeDefined();
     expect(outcome.closedAfterMs!).toBeLessThanOrEqual(timeouts.idleMs + SLACK_MS);
-    // perSink is 1: the stalled send's place is free again.
+    // The stalled send took the sink's whole share: it is free again.
     const next = await converse([sendHead(10, `after-${suffix()}`), '[{"x": 2}]'], 5_000);
     expect(next.answer).toMatch(/^HTTP\/1\.1 202/);
   });
 });
 
 describe('sends in flight', () => {
-  it('answers 503 intake_busy with Retry-After past the per-sink cap, reading nothing', async () => {
-    const holding = converse([sendHead(100, `hold-${suffix()}`), '[{"x": 1}', 800], 3_000, { hangUp: true });
+  it('answers 503 intake_busy with Retry-After past the sink\'s share of bytes in flight, reading nothing', async () => {
+    // 200 kB and (at least) 64 KiB are more than the sink's 256 KiB.
+    const holding = converse([sendHead(200_000, `hold-${suffix()}`), '[{"x": 1}', 800], 3_000, { hangUp: true });
     await new Promise((r) => setTimeout(r, 300));
     const busy = await converse([sendHead(10, `busy-${suffix()}`), '[{"x": 3}]'], 3_000);
     expect(busy.answer).toMatch(/^HTTP\/1\.1 503/);

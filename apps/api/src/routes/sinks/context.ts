@@ -16,6 +16,6 @@ export interface SinkRouteDeps extends RouteDeps {
   settler: Settler;
   /** Buffers for large send bodies. */
   bodies: BodyPool;
-  /** The sends being read or stored now, capped per sink and per process. */
+  /** The sends being read or stored now, weighed in bytes and capped per sink and per process. */
   inFlight: InFlight;
 }

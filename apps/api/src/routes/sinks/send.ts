@@ -4,6 +4,7 @@ import { IDEMPOTENCY_KEY_PATTERN, SEND_BODY_LIMIT, type SendResult } from '@tabl
 import { queryOne } from '@tablemere/db';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { backlogFull } from '../../domain/intake-backlog.ts';
+import { inFlightWeight } from '../../domain/intake-in-flight.ts';
 import { acceptBatch, throughDatabase, type IntakeAnswer, type SendBody } from '../../domain/intake.ts';
 import type { BodyPool } from '../../http/body-pool.ts';
 import { senderOf, sendKeyScope } from '../../http/auth.ts';
@@ -104,7 +105,7 @@ export function sendBatch(app: FastifyInstance, deps: SinkRouteDeps): void {
         requireJson(request);
         const sink = senderOf(request);
         // Held until the answer is sent or the connection is gone, whichever comes first.
-        reply.raw.once('close', deps.inFlight.enter(sink.id));
+        reply.raw.once('close', deps.inFlight.enter(sink.id, inFlightWeight(request.headers['content-length'])));
         if (await throughDatabase(() => deps.backlog.isFull(sink.id))) {
           // A replay or a conflicting id is answered as such, whatever the backlog.
           const known = await throughDatabase(() =>

@@ -75,3 +75,15 @@ export function rssBytes(pid: number, field: 'VmRSS' | 'VmHWM'): number {
   const match = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return match ? Number(match[1]) * 1024 : NaN;
 }
+
+/** One JSON call to the API at `url` with `key`; throws on an error answer. */
+export async function api(url: string, method: string, pathname: string, key: string, body?: unknown): Promise<any> {
+  const res = await fetch(`${url}${pathname}`, {
+    method,
+    headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${method} ${pathname}: ${res.status} ${text}`);
+  return text ? JSON.parse(text) : undefined;
+}

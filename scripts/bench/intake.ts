@@ -33,7 +33,7 @@ import { createS3Client, ObjectStore } from '@tablemere/store';
 import { bootstrap } from '../../apps/api/src/bootstrap.ts';
 import { dropNamespaces, stackCatalog, stackEnv, stackWarehouse } from '../../tests/support/stack.ts';
 import { freePort } from '../../tests/support/ports.ts';
-import { rssBytes, startBenchApi, startServer } from './api-process.ts';
+import { api, rssBytes, startBenchApi, startServer } from './api-process.ts';
 
 const MB = 1_000_000;
 const MIB = 1024 * 1024;
@@ -243,17 +243,6 @@ function describe(name: string, r: PhaseResult) {
       `CPU per batch: server ${(r.serverCpuMs / r.batches).toFixed(2)} ms, Postgres ${(r.postgresCpuMs / r.batches).toFixed(2)} ms, store ${(r.storeCpuMs / r.batches).toFixed(2)} ms, bench ${(r.selfCpuMs / r.batches).toFixed(2)} ms${r.errors ? `, ${r.errors} errors (${r.firstError})` : ''}`,
   );
   return { perSecond, mbPerSecond, p50, p99 };
-}
-
-async function api(url: string, method: string, pathname: string, key: string, body?: unknown): Promise<any> {
-  const res = await fetch(`${url}${pathname}`, {
-    method,
-    headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  if (!res.ok) throw new Error(`${method} ${pathname}: ${res.status} ${text}`);
-  return text ? JSON.parse(text) : undefined;
 }
 
 async function main(): Promise<void> {

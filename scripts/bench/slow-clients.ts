@@ -104,6 +104,13 @@ function slowClient(port: number, kind: Kind, head: string, body: { drip?: strin
   });
 }
 
+/** The API's own view of its memory (heap total and used, external: Buffers and slabs), from /metrics, in MiB. */
+async function heapOf(url: string): Promise<string> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const metric = (name: string) => Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1] ?? NaN) / MIB;
+  return `heap ${metric('nodejs_heap_size_total_bytes').toFixed(0)} MiB (used ${metric('nodejs_heap_size_used_bytes').toFixed(0)}), external ${metric('nodejs_external_memory_bytes').toFixed(0)} MiB`;
+}
+
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 
 async function main(): Promise<void> {
@@ -199,7 +206,7 @@ async function main(): Promise<void> {
       `bench:slow-clients run ${run}: API pid ${pid} at ${server.url}; ${os.cpus().length} cores, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}; ` +
         `timeouts headers ${timeouts.headers} ms, request ${timeouts.request} ms, idle ${timeouts.idle} ms; body bytes in flight ≤ ${DEFAULT_IN_FLIGHT_LIMITS.processBytes / MIB} MiB per process, ${DEFAULT_IN_FLIGHT_LIMITS.sinkBytes / MIB} MiB per sink`,
     );
-    console.log(`API RSS before: ${(rssBefore / MIB).toFixed(0)} MiB`);
+    console.log(`API RSS before: ${(rssBefore / MIB).toFixed(0)} MiB; ${await heapOf(server.url)}`);
 
     // The 200 slow connections.
     const giveUpMs = timeouts.request + timeouts.idle + 30_000;
@@ -237,6 +244,7 @@ async function main(): Promise<void> {
     const { latencies } = meanwhile;
     clearInterval(sampler);
     const rssAtEnd = rssBytes(pid, 'VmRSS');
+    const heapAtEnd = await heapOf(server.url);
 
     let allWithin = true;
     for (const kind of [...new Set(results.map((r) => r.kind))]) {
@@ -257,7 +265,7 @@ async function main(): Promise<void> {
     const p99 = percentile(latencies, 99);
     describeSends(`normal sends before, ${args['baseline-seconds']} s without slow clients`, baseline);
     describeSends('normal sends meanwhile (goal p99 < 100 ms)', meanwhile);
-    console.log(`API RSS: before ${(rssBefore / MIB).toFixed(0)} MiB, peak during ${(peakRss / MIB).toFixed(0)} MiB, when the last slow connection closed ${(rssAtEnd / MIB).toFixed(0)} MiB`);
+    console.log(`API RSS: before ${(rssBefore / MIB).toFixed(0)} MiB, peak during ${(peakRss / MIB).toFixed(0)} MiB, when the last slow connection closed ${(rssAtEnd / MIB).toFixed(0)} MiB (${heapAtEnd})`);
     const afterSeconds = Number(args.after);
     // A few normal sends go on after the attack, as a live intake's would.
     const trickle = setInterval(() => void sendOne(), 200);
@@ -265,7 +273,7 @@ async function main(): Promise<void> {
     clearInterval(trickle);
     const rssAfter = rssBytes(pid, 'VmRSS');
     const ratio = rssAfter / rssBefore;
-    console.log(`API RSS ${afterSeconds} s after: ${(rssAfter / MIB).toFixed(0)} MiB = ${ratio.toFixed(2)}× its start (goal ≤ 1.25×)`);
+    console.log(`API RSS ${afterSeconds} s after: ${(rssAfter / MIB).toFixed(0)} MiB = ${ratio.toFixed(2)}× its start (goal ≤ 1.25×); ${await heapOf(server.url)}`);
     console.log(
       `\nSTATE.md: ${new Date().toISOString().slice(0, 16)}Z \`npm run bench:slow-clients\` (${os.cpus().length} cores, load average ${os.loadavg()[0]!.toFixed(1)}): ` +
         `${results.length} slow connections, ${results.filter((r) => r.closedAfterMs !== undefined).length} closed by the server, all within the timeouts: ${allWithin ? 'yes' : 'NO'}; ` +

@@ -27,15 +27,15 @@ const CHECK_INTERVAL_MS = 1_000;
 
 /** The Fastify (and Node http) server options that enforce `timeouts`. */
 export function timeoutOptions(timeouts: ServerTimeouts): Pick<FastifyServerOptions, 'connectionTimeout' | 'keepAliveTimeout' | 'requestTimeout'> & {
-  http: { headersTimeout: number; requestTimeout: number; connectionsCheckingInterval: number };
+  http: { headersTimeout: number; connectionsCheckingInterval: number };
 } {
   return {
     connectionTimeout: timeouts.idleMs,
     keepAliveTimeout: timeouts.keepAliveMs,
     requestTimeout: timeouts.requestMs,
     http: {
+      // Node refuses a headers timeout longer than the request timeout.
       headersTimeout: Math.min(timeouts.headersMs, timeouts.requestMs),
-      requestTimeout: timeouts.requestMs,
       connectionsCheckingInterval: Math.min(CHECK_INTERVAL_MS, timeouts.headersMs),
     },
   };

@@ -5,6 +5,7 @@ import { CatalogConnections } from './domain/catalogs.ts';
 import { DEFAULT_BACKLOG_LIMITS } from './domain/intake-backlog.ts';
 import { DEFAULT_IN_FLIGHT_LIMITS } from './domain/intake-in-flight.ts';
 import { registerErrorHandling, sendError } from './errors.ts';
+import { clientErrorHandler } from './http/client-errors.ts';
 import { ApiMetrics, metricsRoutes } from './http/metrics.ts';
 import { DEFAULT_SERVER_TIMEOUTS, timeoutOptions, type ServerTimeouts } from './http/server-limits.ts';
 import { refuseUnstorableText } from './http/text-guard.ts';
@@ -70,6 +71,7 @@ function baseApp(logger: FastifyBaseLogger, bodyLimit: number, timeouts: ServerT
     return503OnClosing: true,
     // Errors raised while routing (a malformed percent-escape) bypass the error handler.
     frameworkErrors: sendError,
+    clientErrorHandler,
   });
 
   const routes: RouteEntry[] = [];

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import net from 'node:net';
 import { ErrorBody } from '@tablemere/contracts';
 import { query } from '@tablemere/db';
 import type { FastifyInstance } from 'fastify';
@@ -271,4 +272,55 @@ describe('fuzz: bad requests on every route', () => {
     );
     expect(Number(stored[0]!.n)).toBe(0);
   }, 300_000);
+
+  it('answers malformed HTTP on a real socket in the same shape, with registered codes', async () => {
+    await publicApp.listen({ host: '127.0.0.1', port: 0 });
+    const port = (publicApp.server.address() as net.AddressInfo).port;
+    const raw = (bytes: Buffer) =>
+      new Promise<string>((resolve) => {
+        const socket = net.connect(port, '127.0.0.1');
+        let answer = '';
+        socket.on('data', (chunk: Buffer) => (answer += chunk.toString('latin1')));
+        socket.on('close', () => resolve(answer));
+        socket.on('error', () => undefined);
+        socket.on('connect', () => socket.end(bytes));
+        setTimeout(() => socket.destroy(), 5_000);
+      });
+    const garbage = Array.from({ length: 20 }, () => Buffer.from(Array.from({ length: 1 + Math.floor(random() * 300) }, () => Math.floor(random() * 256))));
+    const requests = [
+      'GET /healthz HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n',
+      'NOTAMETHOD /healthz HTTP/1.1\r\nHost: x\r\n\r\n',
+      'GET /healthz HTTP/9.9\r\nHost: x\r\n\r\n',
+      'GET /v1/keys HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer a\u0000b\r\n\r\n',
+      'POST /v1/keys HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n{}',
+      'POST /v1/keys HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n0\r\n\r\n',
+      'POST /v1/keys HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n',
+      `GET /${'a'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`,
+      `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
+      'GET /v1/keys HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \u00ff\u00fe\r\n\r\n',
+      `POST /v1/sinks/${sink.id} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${sink.send_key}\r\nIdempotency-Key: raw-1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n[{"x": 1`,
+      '\r\n\r\n',
+    ].map((text) => Buffer.from(text, 'latin1'));
+    const results: Array<{ status: number; code: string | undefined; head: string }> = [];
+    for (const bytes of [...requests, ...garbage]) {
+      const answer = await raw(bytes);
+      // Nothing at all is an answer too: a client that ends its side mid-request is just gone.
+      if (answer === '') continue;
+      const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(answer)?.[1]);
+      const body = answer.slice(answer.indexOf('\r\n\r\n') + 4);
+      let code: string | undefined;
+      try {
+        code = ErrorBody.parse(JSON.parse(body)).error.code;
+      } catch {
+        code = undefined;
+      }
+      results.push({ status, code, head: answer.slice(0, 80) });
+    }
+    expect(results.length).toBeGreaterThan(10);
+    expect(results.filter((r) => !(r.status < 500))).toEqual([]);
+    const errors = results.filter((r) => r.status >= 400);
+    expect(errors.filter((r) => ERROR_CODES[r.code as keyof typeof ERROR_CODES]?.status !== r.status)).toEqual([]);
+    expect(errors.map((r) => r.code)).toEqual(expect.arrayContaining(['invalid_request', 'headers_too_large']));
+    expect(api.logs.filter((line) => (line.level as number) >= 50)).toEqual([]);
+  });
 });

@@ -87,3 +87,12 @@ export async function api(url: string, method: string, pathname: string, key: st
   if (!res.ok) throw new Error(`${method} ${pathname}: ${res.status} ${text}`);
   return text ? JSON.parse(text) : undefined;
 }
+
+/** User + system CPU time of `pid` in ms, from /proc (clock ticks of 10 ms). */
+export function cpuMsOf(pid: number | undefined, stat?: string, options: { reapedChildren?: boolean } = {}): number {
+  if (pid === undefined) return 0;
+  const fields = (stat ?? readFileSync(`/proc/${pid}/stat`, 'utf8')).split(') ')[1]!.split(' ');
+  // With reapedChildren, also the children that ended (a closed connection's backend, for the postmaster).
+  const children = options.reapedChildren ? Number(fields[13]) + Number(fields[14]) : 0;
+  return (Number(fields[11]) + Number(fields[12]) + children) * 10;
+}

@@ -33,7 +33,7 @@ import { createS3Client, ObjectStore } from '@tablemere/store';
 import { bootstrap } from '../../apps/api/src/bootstrap.ts';
 import { dropNamespaces, stackCatalog, stackEnv, stackWarehouse } from '../../tests/support/stack.ts';
 import { freePort } from '../../tests/support/ports.ts';
-import { api, rssBytes, startBenchApi, startServer } from './api-process.ts';
+import { api, cpuMsOf, rssBytes, startBenchApi, startServer } from './api-process.ts';
 
 const MB = 1_000_000;
 const MIB = 1024 * 1024;
@@ -105,15 +105,6 @@ const emptyResult = (): PhaseResult => ({
 
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 
-
-/** User + system CPU time of `pid` in ms, from /proc (clock ticks of 10 ms). */
-function cpuMsOf(pid: number | undefined, stat?: string, options: { reapedChildren?: boolean } = {}): number {
-  if (pid === undefined) return 0;
-  const fields = (stat ?? readFileSync(`/proc/${pid}/stat`, 'utf8')).split(') ')[1]!.split(' ');
-  // With reapedChildren, also the children that ended (a closed connection's backend, for the postmaster).
-  const children = options.reapedChildren ? Number(fields[13]) + Number(fields[14]) : 0;
-  return (Number(fields[11]) + Number(fields[12]) + children) * 10;
-}
 
 /** The stack's processes by name (`postgres`: the server and its backends; `weed`: the store), with their /proc stat line. */
 function stackProcesses(): Array<{ pid: number; name: 'postgres' | 'weed'; stat: string }> {

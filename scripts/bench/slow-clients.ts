@@ -22,7 +22,7 @@ import { bootstrap } from '../../apps/api/src/bootstrap.ts';
 import { DEFAULT_IN_FLIGHT_LIMITS } from '../../apps/api/src/domain/intake-in-flight.ts';
 import { DEFAULT_SERVER_TIMEOUTS } from '../../apps/api/src/http/server-limits.ts';
 import { dropNamespaces, stackCatalog, stackEnv, stackWarehouse } from '../../tests/support/stack.ts';
-import { api, rssBytes, startBenchApi } from './api-process.ts';
+import { api, cpuMsOf, rssBytes, startBenchApi } from './api-process.ts';
 
 const MIB = 1024 * 1024;
 const { values: args } = parseArgs({
@@ -199,7 +199,9 @@ async function main(): Promise<void> {
 
     for (let i = 0; i < 200; i++) await sendOne();
     // The same producers without slow clients first: what the machine gives them anyway.
+    const cpuAtBaseline = cpuMsOf(pid);
     const baseline = await produce(Number(args['baseline-seconds']) * 1000);
+    const baselineCpuMs = cpuMsOf(pid) - cpuAtBaseline;
     await sleep(2_000);
     const rssBefore = rssBytes(pid, 'VmRSS');
     console.log(
@@ -238,9 +240,11 @@ async function main(): Promise<void> {
     const sampler = setInterval(() => {
       peakRss = Math.max(peakRss, rssBytes(pid, 'VmRSS'));
     }, 250);
+    const cpuAtAttack = cpuMsOf(pid);
     const during = produce(() => slowDone);
     const results = await allSlow;
     const meanwhile = await during;
+    const attackCpuMs = cpuMsOf(pid) - cpuAtAttack;
     const { latencies } = meanwhile;
     clearInterval(sampler);
     const rssAtEnd = rssBytes(pid, 'VmRSS');
@@ -265,6 +269,11 @@ async function main(): Promise<void> {
     const p99 = percentile(latencies, 99);
     describeSends(`normal sends before, ${args['baseline-seconds']} s without slow clients`, baseline);
     describeSends('normal sends meanwhile (goal p99 < 100 ms)', meanwhile);
+    // What the attack costs the API itself, apart from what the rest of the machine does to the latencies.
+    console.log(
+      `API CPU per normal send: alone ${(baselineCpuMs / baseline.latencies.length).toFixed(2)} ms; ` +
+        `during the attack ${(attackCpuMs / latencies.length).toFixed(2)} ms (the slow connections' own work included)`,
+    );
     console.log(`API RSS: before ${(rssBefore / MIB).toFixed(0)} MiB, peak during ${(peakRss / MIB).toFixed(0)} MiB, when the last slow connection closed ${(rssAtEnd / MIB).toFixed(0)} MiB (${heapAtEnd})`);
     const afterSeconds = Number(args.after);
     // A few normal sends go on after the attack, as a live intake's would.

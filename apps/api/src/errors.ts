@@ -46,7 +46,7 @@ export const ERROR_CODES = {
   measure_failed: { status: 502, message: "Listing the warehouse's bucket with its S3 credentials failed; check its S3 endpoint and keys." },
   catalog_unavailable: { status: 503, message: "The warehouse's Iceberg catalog could not be reached; retry after Retry-After seconds." },
   intake_unavailable: { status: 503, message: 'The batch could not be stored (store or database unavailable) and was not accepted; send it again after Retry-After seconds.' },
-  intake_busy: { status: 503, message: 'Too many sends are in flight (for this sink or in all); nothing was read or stored: send it again after Retry-After seconds.' },
+  intake_busy: { status: 503, message: 'Too many send bodies are in flight (for this sink or in all); nothing was read or stored: send it again after Retry-After seconds.' },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

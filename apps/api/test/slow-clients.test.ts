@@ -120,6 +120,17 @@ describe('sends in flight', () => {
     const after = await converse([sendHead(10, `free-${suffix()}`), '[{"x": 4}]'], 5_000);
     expect(after.answer).toMatch(/^HTTP\/1\.1 202/);
   });
+
+  it('gives a send\'s share back when it is answered, over keep-alive and through inject()', async () => {
+    // 64 KiB each against the sink's 256 KiB: a share never given back would refuse the fifth.
+    const headers = { authorization: `Bearer ${sink.send_key}`, 'content-type': 'application/json' };
+    for (let i = 0; i < 8; i++) {
+      const res = await fetch(`http://127.0.0.1:${port}/v1/sinks/${sink.id}`, { method: 'POST', headers: { ...headers, 'idempotency-key': `ka-${suffix()}` }, body: '[{"x": 5}]' });
+      expect(res.status, await res.text()).toBe(202);
+      const injected = await server.app.inject({ method: 'POST', url: `/v1/sinks/${sink.id}`, headers: { ...headers, 'idempotency-key': `in-${suffix()}` }, payload: '[{"x": 6}]' });
+      expect(injected.statusCode, injected.body).toBe(202);
+    }
+  });
 });
 
 describe('a client that hangs up mid-body', () => {

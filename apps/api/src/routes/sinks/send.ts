@@ -92,8 +92,8 @@ function readBody(request: FastifyRequest, payload: IncomingMessage, pool: BodyP
 
 /**
  * POST /v1/sinks/{sink_id}: the send route. Before a byte of the body is read: the send key
- * (scope hook), the Idempotency-Key, the content type, the cap on sends in flight, the backlog cap. Then the body
- * (at most 16 MiB), and the intake (domain/intake.ts).
+ * (scope hook), the Idempotency-Key, the content type, the caps on body bytes in flight, the
+ * backlog cap. Then the body (at most 16 MiB), and the intake (domain/intake.ts).
  */
 export function sendBatch(app: FastifyInstance, deps: SinkRouteDeps): void {
   app.register(

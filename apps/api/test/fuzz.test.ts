@@ -201,6 +201,9 @@ async function handMade(app: FastifyInstance, method: string, url: string): Prom
   if (!withBody) return;
   for (const type of CONTENT_TYPES) await request(app, method, url, { type, payload: payload ?? '{}' });
   for (const bad of BAD_PAYLOADS) await request(app, method, url, { payload: bad });
+  // Over the control routes' 1 MiB, and over the send route's 16 MiB.
+  const huge = url === '/v1/sinks/:sink' ? 16 * 1024 * 1024 + 10 : 1024 * 1024 + 10;
+  await request(app, method, url, { payload: `[${'1,'.repeat(huge / 2)}1]` });
   if (body === undefined) return;
   for (const path of leaves(body)) {
     for (const value of [...INVALID_TEXT, pick(ODD_TEXT), pick(ODD_VALUES)]) {

@@ -19,7 +19,7 @@ import { getSinkRejects } from './rejects.ts';
 import { sendBatch } from './send.ts';
 import { getSinkPending } from './tail.ts';
 
-/** Idle 16 MiB slabs kept for large bodies: 64 MiB held at most when nothing is sent. */
+/** Idle 16 MiB slabs kept for large bodies: 64 MiB held at most, and none 10 s after the last large body. */
 const BODY_SLABS_KEPT = 4;
 /** Bodies from this size on are read into a slab. */
 const LARGE_BODY_BYTES = 1024 * 1024;

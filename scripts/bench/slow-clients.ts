@@ -11,10 +11,12 @@
  *
  *   npm run bench:slow-clients [-- --after 60 --headers-ms 10000 --request-ms 60000 --idle-ms 30000]
  */
+import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { CreatedSink } from '@tablemere/contracts';
 import { createDatabase, dropDatabase, migrate } from '@tablemere/db';
@@ -132,6 +134,7 @@ async function main(): Promise<void> {
   const pid = server.child.pid!;
   const port = Number(new URL(server.url).port);
   const namespace = `bench_slow_${run}`;
+  let sampler: NodeJS.Timeout | undefined;
   try {
     await api(server.url, 'POST', '/v1/warehouses/garden/tables', adminKey, {
       namespace,
@@ -210,34 +213,21 @@ async function main(): Promise<void> {
     );
     console.log(`API RSS before: ${(rssBefore / MIB).toFixed(0)} MiB; ${await heapOf(server.url)}`);
 
-    // The 200 slow connections.
-    const giveUpMs = timeouts.request + timeouts.idle + 30_000;
-    const sendHead = (target: CreatedSink, length: number, id: string) =>
-      `POST /v1/sinks/${target.id} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${target.send_key}\r\nIdempotency-Key: ${id}\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n\r\n`;
-    const eightMiB = Buffer.alloc(8 * MIB, 0x20);
-    eightMiB[0] = 0x5b; // '['
-    const slow: Array<Promise<SlowResult>> = [];
-    for (let i = 0; i < 50; i++) {
-      slow.push(slowClient(port, 'slow headers', `POST /v1/keys HTTP/1.1\r\nHost: 127.0.0.1\r\n`, { drip: 'X-Slow: 1\r\n', dripMs: 1_000 }, timeouts.headers + CHECK_SLACK_MS, giveUpMs));
-      slow.push(
-        slowClient(
-          port, 'slow JSON body (control route)',
-          `POST /v1/keys HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${adminKey}\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n`,
-          { drip: '{"name": "slow", "level": "read"', dripMs: 1_000 }, timeouts.request + CHECK_SLACK_MS, giveUpMs,
-        ),
-      );
-      slow.push(slowClient(port, 'slow send body', sendHead(dripSink, 100_000, `d-${i}`), { drip: '[{"seq": 1}, ', dripMs: 1_000 }, timeouts.request + CHECK_SLACK_MS, giveUpMs));
-      slow.push(slowClient(port, '16 MiB send, stalls at 8 MiB', sendHead(bigSink, 16 * MIB, `b-${i}`), { bulk: eightMiB }, Math.min(timeouts.idle, timeouts.request) + CHECK_SLACK_MS, giveUpMs));
-    }
-
-    // Normal sends and RSS samples while the slow clients are connected.
+    // The 200 slow connections, in a process of their own: their 400 MiB of writes and 150 drips
+    // must not delay the producers' own measurements.
     let slowDone = false;
-    const allSlow = Promise.all(slow).then((results) => {
+    const attack: Attack = { port, timeouts, adminKey, bigSink, dripSink };
+    const allSlow = new Promise<SlowResult[]>((resolve, reject) => {
+      const attacker = fork(fileURLToPath(import.meta.url), [], { execArgv: ['--import', 'tsx'], env: { ...process.env, [ATTACK_ENV]: JSON.stringify(attack) } });
+      attacker.once('message', (results) => resolve(results as SlowResult[]));
+      attacker.once('error', reject);
+      attacker.once('exit', (code) => reject(new Error(`the attacking process exited (${code}) before reporting`)));
+    }).then((results) => {
       slowDone = true;
       return results;
     });
     let peakRss = rssBefore;
-    const sampler = setInterval(() => {
+    sampler = setInterval(() => {
       peakRss = Math.max(peakRss, rssBytes(pid, 'VmRSS'));
     }, 250);
     const cpuAtAttack = cpuMsOf(pid);
@@ -290,6 +280,7 @@ async function main(): Promise<void> {
     );
     agent.destroy();
   } finally {
+    clearInterval(sampler);
     server.child.kill('SIGINT');
     await new Promise((resolve) => server.child.once('exit', resolve));
     await dropNamespaces(await stackCatalog(env), [namespace]).catch(() => undefined);
@@ -297,4 +288,44 @@ async function main(): Promise<void> {
   }
 }
 
-await main();
+interface Attack {
+  port: number;
+  timeouts: typeof timeouts;
+  adminKey: string;
+  bigSink: Pick<CreatedSink, 'id' | 'send_key'>;
+  dripSink: Pick<CreatedSink, 'id' | 'send_key'>;
+}
+
+/** The 200 slow connections of the attack, each to its end. */
+function runAttack({ port, timeouts: limits, adminKey, bigSink, dripSink }: Attack): Promise<SlowResult[]> {
+  const giveUpMs = limits.request + limits.idle + 30_000;
+  const sendHead = (target: Attack['bigSink'], length: number, id: string) =>
+    `POST /v1/sinks/${target.id} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${target.send_key}\r\nIdempotency-Key: ${id}\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n\r\n`;
+  const eightMiB = Buffer.alloc(8 * MIB, 0x20);
+  eightMiB[0] = 0x5b; // '['
+  const slow: Array<Promise<SlowResult>> = [];
+  for (let i = 0; i < 50; i++) {
+    slow.push(slowClient(port, 'slow headers', `POST /v1/keys HTTP/1.1\r\nHost: 127.0.0.1\r\n`, { drip: 'X-Slow: 1\r\n', dripMs: 1_000 }, limits.headers + CHECK_SLACK_MS, giveUpMs));
+    slow.push(
+      slowClient(
+        port, 'slow JSON body (control route)',
+        `POST /v1/keys HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${adminKey}\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n`,
+        { drip: '{"name": "slow", "level": "read"', dripMs: 1_000 }, limits.request + CHECK_SLACK_MS, giveUpMs,
+      ),
+    );
+    slow.push(slowClient(port, 'slow send body', sendHead(dripSink, 100_000, `d-${i}`), { drip: '[{"seq": 1}, ', dripMs: 1_000 }, limits.request + CHECK_SLACK_MS, giveUpMs));
+    slow.push(slowClient(port, '16 MiB send, stalls at 8 MiB', sendHead(bigSink, 16 * MIB, `b-${i}`), { bulk: eightMiB }, Math.min(limits.idle, limits.request) + CHECK_SLACK_MS, giveUpMs));
+  }
+  return Promise.all(slow);
+}
+
+/** Set in the attacking process: the attack it runs and reports back. */
+const ATTACK_ENV = 'TABLEMERE_BENCH_SLOW_ATTACK';
+
+const attackOrder = process.env[ATTACK_ENV];
+if (attackOrder === undefined) {
+  await main();
+} else {
+  process.send!(await runAttack(JSON.parse(attackOrder) as Attack));
+  process.disconnect();
+}

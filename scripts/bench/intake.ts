@@ -19,9 +19,9 @@
  *
  *   npm run bench:intake [-- --seconds 12 --large 32 --rounds 4 --rss-rounds 3 --pin --profile DIR]
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { openSync, closeSync, readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -31,8 +31,9 @@ import { SEND_BODY_LIMIT, type CreatedSink } from '@tablemere/contracts';
 import { createDatabase, dropDatabase, migrate } from '@tablemere/db';
 import { createS3Client, ObjectStore } from '@tablemere/store';
 import { bootstrap } from '../../apps/api/src/bootstrap.ts';
-import { dropNamespaces, repoRoot, stackCatalog, stackEnv, stackWarehouse } from '../../tests/support/stack.ts';
+import { dropNamespaces, stackCatalog, stackEnv, stackWarehouse } from '../../tests/support/stack.ts';
 import { freePort } from '../../tests/support/ports.ts';
+import { api, cpuMsOf, rssBytes, startBenchApi, startServer } from './api-process.ts';
 
 const MB = 1_000_000;
 const MIB = 1024 * 1024;
@@ -104,15 +105,6 @@ const emptyResult = (): PhaseResult => ({
 
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 
-
-/** User + system CPU time of `pid` in ms, from /proc (clock ticks of 10 ms). */
-function cpuMsOf(pid: number | undefined, stat?: string, options: { reapedChildren?: boolean } = {}): number {
-  if (pid === undefined) return 0;
-  const fields = (stat ?? readFileSync(`/proc/${pid}/stat`, 'utf8')).split(') ')[1]!.split(' ');
-  // With reapedChildren, also the children that ended (a closed connection's backend, for the postmaster).
-  const children = options.reapedChildren ? Number(fields[13]) + Number(fields[14]) : 0;
-  return (Number(fields[11]) + Number(fields[12]) + children) * 10;
-}
 
 /** The stack's processes by name (`postgres`: the server and its backends; `weed`: the store), with their /proc stat line. */
 function stackProcesses(): Array<{ pid: number; name: 'postgres' | 'weed'; stat: string }> {
@@ -244,83 +236,6 @@ function describe(name: string, r: PhaseResult) {
   return { perSecond, mbPerSecond, p50, p99 };
 }
 
-interface Server {
-  child: ChildProcess;
-  url: string;
-  logFile: string;
-}
-
-/** `script` as its own process listening on `port`, output to a log file; resolves once a GET of `ready` is answered. */
-async function startServer(name: string, script: string, args: string[], env: NodeJS.ProcessEnv, port: number, ready: string): Promise<Server> {
-  const logFile = path.join(os.tmpdir(), `bench-intake-${name}-${run}.log`);
-  const fd = openSync(logFile, 'a');
-  const child = spawn(process.execPath, [...args, '--import', 'tsx', path.join(repoRoot, script)], {
-    cwd: repoRoot,
-    stdio: ['ignore', fd, fd],
-    env: { ...process.env, ...env },
-  });
-  closeSync(fd);
-  const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`the ${name} exited (${child.exitCode}); see ${logFile}`);
-    try {
-      await fetch(`${url}${ready}`);
-      return { child, url, logFile };
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) throw new Error(`the ${name} did not start within 60 s; see ${logFile}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
-
-/** The API as its own process over `databaseUrl` and the stack's store. */
-async function startApi(databaseUrl: string, secretKey: string): Promise<Server> {
-  const port = await freePort();
-  const profile = args.profile ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(args.profile)] : [];
-  return startServer(
-    'api',
-    'apps/api/src/start.ts',
-    profile,
-    {
-      DATABASE_URL: databaseUrl,
-      TABLEMERE_API_PORT: String(port),
-      TABLEMERE_INTERNAL_PORT: String(await freePort()),
-      TABLEMERE_SECRET_KEY: secretKey,
-      TABLEMERE_BOOTSTRAP_SECRET: randomBytes(24).toString('hex'),
-      AWS_ENDPOINT_URL: env.AWS_ENDPOINT_URL,
-      AWS_REGION: env.AWS_REGION,
-      AWS_ACCESS_KEY_ID: env.AWS_ACCESS_KEY_ID,
-      AWS_SECRET_ACCESS_KEY: env.AWS_SECRET_ACCESS_KEY,
-      TABLEMERE_INTAKE_BUCKET: env.TABLEMERE_INTAKE_BUCKET,
-      // No roller runs here: the backlog only grows, so the caps must not stop the bench.
-      TABLEMERE_SINK_MAX_PENDING_BYTES: String(1e15),
-      TABLEMERE_SINK_MAX_PENDING_BATCHES: String(1e12),
-      TABLEMERE_MAINTENANCE_INTERVAL_SECONDS: '86400',
-    },
-    port,
-    '/healthz',
-  );
-}
-
-/** Resident set size of `pid` in bytes, from /proc. */
-function rssBytes(pid: number, field: 'VmRSS' | 'VmHWM'): number {
-  const match = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return match ? Number(match[1]) * 1024 : NaN;
-}
-
-async function api(url: string, method: string, pathname: string, key: string, body?: unknown): Promise<any> {
-  const res = await fetch(`${url}${pathname}`, {
-    method,
-    headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  if (!res.ok) throw new Error(`${method} ${pathname}: ${res.status} ${text}`);
-  return text ? JSON.parse(text) : undefined;
-}
-
 async function main(): Promise<void> {
   const seconds = Number(args.seconds);
   const largeCount = Number(args.large);
@@ -344,12 +259,14 @@ async function main(): Promise<void> {
     warehouse: stackWarehouse(env),
   });
   const adminKey = boot.adminKey!;
-  const { child, url, logFile } = await startApi(databaseUrl, secretKey);
+  const { child, url, logFile } = await startBenchApi(`intake-${run}`, databaseUrl, secretKey, {
+    nodeArgs: args.profile ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(args.profile)] : [],
+  });
   const apiPid = child.pid;
   const namespace = `bench_intake_${run}`;
   const barePrefix = `bench-intake/${run}/`;
   const relayPort = await freePort();
-  const relay = await startServer('relay', 'scripts/bench/relay.ts', [], { TABLEMERE_RELAY_PORT: String(relayPort), TABLEMERE_RELAY_PREFIX: `${barePrefix}relay/` }, relayPort, '/');
+  const relay = await startServer(`intake-relay-${run}`, 'scripts/bench/relay.ts', [], { TABLEMERE_RELAY_PORT: String(relayPort), TABLEMERE_RELAY_PREFIX: `${barePrefix}relay/` }, relayPort, '/');
   let sink: CreatedSink | undefined;
   try {
     if (args.pin) pinSides([apiPid!, relay.child.pid!]);

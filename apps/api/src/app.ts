@@ -3,8 +3,12 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequ
 import type { AppDeps, InternalAppDeps, RouteDeps } from './deps.ts';
 import { CatalogConnections } from './domain/catalogs.ts';
 import { DEFAULT_BACKLOG_LIMITS } from './domain/intake-backlog.ts';
+import { DEFAULT_IN_FLIGHT_LIMITS } from './domain/intake-in-flight.ts';
 import { registerErrorHandling, sendError } from './errors.ts';
+import { clientErrorHandler } from './http/client-errors.ts';
 import { ApiMetrics, metricsRoutes } from './http/metrics.ts';
+import { DEFAULT_SERVER_TIMEOUTS, timeoutOptions, type ServerTimeouts } from './http/server-limits.ts';
+import { refuseUnstorableText } from './http/text-guard.ts';
 import { connectionRoutes } from './routes/connection/index.ts';
 import { healthRoutes } from './routes/health/index.ts';
 import { internalRoutes } from './routes/internal/index.ts';
@@ -39,9 +43,23 @@ const logController = () =>
     disableRequestLogging: (req: object) => (req as Partial<FastifyRequest>).routeOptions?.config.accessLog === false,
   });
 
-/** What both listeners share: request ids, the one error handler, JSON bodies only. */
-function baseApp(logger: FastifyBaseLogger, bodyLimit: number): FastifyInstance {
+export interface RouteEntry {
+  method: string;
+  /** The URL pattern, e.g. `/v1/sinks/:sink`. */
+  url: string;
+}
+
+const ROUTES = new WeakMap<FastifyInstance, RouteEntry[]>();
+
+/** Every route of an app built here, as registered: checks that must cover each route (the fuzz test) read it. */
+export function routesOf(app: FastifyInstance): readonly RouteEntry[] {
+  return ROUTES.get(app) ?? [];
+}
+
+/** What both listeners share: request ids, the one error handler, JSON bodies only, the timeouts, the route list. */
+function baseApp(logger: FastifyBaseLogger, bodyLimit: number, timeouts: ServerTimeouts): FastifyInstance {
   const app = Fastify({
+    ...timeoutOptions(timeouts),
     loggerInstance: logger,
     logController: logController(),
     requestIdHeader: false,
@@ -53,6 +71,13 @@ function baseApp(logger: FastifyBaseLogger, bodyLimit: number): FastifyInstance 
     return503OnClosing: true,
     // Errors raised while routing (a malformed percent-escape) bypass the error handler.
     frameworkErrors: sendError,
+    clientErrorHandler,
+  });
+
+  const routes: RouteEntry[] = [];
+  ROUTES.set(app, routes);
+  app.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) routes.push({ method, url: route.url });
   });
 
   app.decorateRequest('principal', null);
@@ -60,6 +85,7 @@ function baseApp(logger: FastifyBaseLogger, bodyLimit: number): FastifyInstance 
     void reply.header('x-request-id', request.id);
   });
   registerErrorHandling(app);
+  refuseUnstorableText(app);
 
   // JSON only. An empty body parses as "no body", so a DELETE sent with a JSON content type
   // is not refused, and a POST without one fails validation with a clear message.
@@ -80,7 +106,7 @@ function baseApp(logger: FastifyBaseLogger, bodyLimit: number): FastifyInstance 
  * listen: start.ts does that, tests use `inject()`.
  */
 export function buildApp(deps: AppDeps): FastifyInstance {
-  const app = baseApp(deps.logger, deps.bodyLimit ?? ONE_MIB);
+  const app = baseApp(deps.logger, deps.bodyLimit ?? ONE_MIB, deps.timeouts ?? DEFAULT_SERVER_TIMEOUTS);
   const routeDeps: RouteDeps = {
     pool: deps.pool,
     secrets: deps.secrets,
@@ -92,6 +118,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     metrics: deps.metrics ?? new ApiMetrics(),
     sinksEnabled: deps.sinksEnabled ?? true,
     sinkBacklog: deps.sinkBacklog ?? DEFAULT_BACKLOG_LIMITS,
+    sendInFlight: deps.sendInFlight ?? DEFAULT_IN_FLIGHT_LIMITS,
   };
   metricsRoutes(app, routeDeps.metrics);
   healthRoutes(app, routeDeps);
@@ -109,7 +136,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
  * it answers with tenant credentials in clear, so the public app never registers it.
  */
 export function buildInternalApp(deps: InternalAppDeps): FastifyInstance {
-  const app = baseApp(deps.logger, ONE_MIB);
+  const app = baseApp(deps.logger, ONE_MIB, deps.timeouts ?? DEFAULT_SERVER_TIMEOUTS);
   internalRoutes(app, deps.bootstrapSecret, {
     pool: deps.pool,
     secrets: deps.secrets,

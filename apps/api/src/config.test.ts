@@ -32,6 +32,8 @@ describe('loadConfig', () => {
       publicUrl: 'http://127.0.0.1:8787',
       sinksEnabled: true,
       store: { endpoint: 'http://127.0.0.1:8333', intakeBucket: 'tablemere-intake', credentials: { accessKeyId: 'admin' } },
+      timeouts: { headersMs: 10_000, requestMs: 60_000, idleMs: 30_000, keepAliveMs: 5_000 },
+      sendInFlight: { processBytes: 512 * 1024 * 1024, sinkBytes: 128 * 1024 * 1024 },
     });
     expect(Object.isFrozen(config)).toBe(true);
     expect(Object.isFrozen(config.store)).toBe(true);
@@ -71,5 +73,17 @@ describe('loadConfig', () => {
     ]);
     const { AWS_ACCESS_KEY_ID: _a, AWS_SECRET_ACCESS_KEY: _b, ...noKeys } = valid;
     expect(loadConfig({ ...noKeys, AWS_ENDPOINT_URL: '' }).store).toMatchObject({ endpoint: undefined, credentials: undefined });
+  });
+});
+
+describe('the limits against slow clients', () => {
+  it('are read from the environment and refused when not a positive whole number', () => {
+    const config = loadConfig({ ...valid, TABLEMERE_HEADERS_TIMEOUT_MS: '2000', TABLEMERE_IDLE_TIMEOUT_MS: '5000', TABLEMERE_SEND_MAX_BYTES_IN_FLIGHT_PER_SINK: '1048576' });
+    expect(config.timeouts).toMatchObject({ headersMs: 2_000, idleMs: 5_000 });
+    expect(config.sendInFlight.sinkBytes).toBe(1_048_576);
+    expect(problems({ ...valid, TABLEMERE_REQUEST_TIMEOUT_MS: '0', TABLEMERE_SEND_MAX_BYTES_IN_FLIGHT: 'lots' })).toEqual([
+      expect.stringMatching(/^TABLEMERE_REQUEST_TIMEOUT_MS /),
+      expect.stringMatching(/^TABLEMERE_SEND_MAX_BYTES_IN_FLIGHT /),
+    ]);
   });
 });

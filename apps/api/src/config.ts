@@ -1,6 +1,10 @@
 import { z } from 'zod';
+import { DEFAULT_IN_FLIGHT_LIMITS, type InFlightLimits } from './domain/intake-in-flight.ts';
+import { DEFAULT_SERVER_TIMEOUTS, type ServerTimeouts } from './http/server-limits.ts';
 
 const Url = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
+const Millis = (fallback: number) => z.coerce.number().int().min(1).max(3_600_000).default(fallback);
+const Bytes = (fallback: number) => z.coerce.number().int().min(1).max(Number.MAX_SAFE_INTEGER).default(fallback);
 const Flag = z.enum(['true', 'false', '1', '0']).transform((value) => value === 'true' || value === '1');
 
 /** A 32-byte key in base64: AES-256-GCM seals warehouse secrets with it. */
@@ -34,6 +38,14 @@ const Env = z.object({
   TABLEMERE_INTERNAL_PORT: z.coerce.number().int().min(0).max(65535).default(8789),
   /** How often the maintenance tasks (storage sweep, ledger pruning) run. */
   TABLEMERE_MAINTENANCE_INTERVAL_SECONDS: z.coerce.number().int().min(1).default(3600),
+  /** Slow clients: how long the headers, the whole request, a silent connection and an idle keep-alive may take. */
+  TABLEMERE_HEADERS_TIMEOUT_MS: Millis(DEFAULT_SERVER_TIMEOUTS.headersMs),
+  TABLEMERE_REQUEST_TIMEOUT_MS: Millis(DEFAULT_SERVER_TIMEOUTS.requestMs),
+  TABLEMERE_IDLE_TIMEOUT_MS: Millis(DEFAULT_SERVER_TIMEOUTS.idleMs),
+  TABLEMERE_KEEP_ALIVE_TIMEOUT_MS: Millis(DEFAULT_SERVER_TIMEOUTS.keepAliveMs),
+  /** Body bytes of the sends read or stored at once, in all and per sink, past which the send route answers 503. */
+  TABLEMERE_SEND_MAX_BYTES_IN_FLIGHT: Bytes(DEFAULT_IN_FLIGHT_LIMITS.processBytes),
+  TABLEMERE_SEND_MAX_BYTES_IN_FLIGHT_PER_SINK: Bytes(DEFAULT_IN_FLIGHT_LIMITS.sinkBytes),
 });
 
 export interface Config {
@@ -55,6 +67,8 @@ export interface Config {
   /** The second listener, serving only the roller's /internal routes. */
   internal: { host: string; port: number };
   maintenanceIntervalSeconds: number;
+  timeouts: ServerTimeouts;
+  sendInFlight: InFlightLimits;
 }
 
 export class ConfigError extends Error {
@@ -104,6 +118,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     sinkBacklog: { maxPendingBytes: e.TABLEMERE_SINK_MAX_PENDING_BYTES, maxPendingBatches: e.TABLEMERE_SINK_MAX_PENDING_BATCHES },
     internal: { host: e.TABLEMERE_INTERNAL_HOST, port: e.TABLEMERE_INTERNAL_PORT },
     maintenanceIntervalSeconds: e.TABLEMERE_MAINTENANCE_INTERVAL_SECONDS,
+    timeouts: {
+      headersMs: e.TABLEMERE_HEADERS_TIMEOUT_MS,
+      requestMs: e.TABLEMERE_REQUEST_TIMEOUT_MS,
+      idleMs: e.TABLEMERE_IDLE_TIMEOUT_MS,
+      keepAliveMs: e.TABLEMERE_KEEP_ALIVE_TIMEOUT_MS,
+    },
+    sendInFlight: { processBytes: e.TABLEMERE_SEND_MAX_BYTES_IN_FLIGHT, sinkBytes: e.TABLEMERE_SEND_MAX_BYTES_IN_FLIGHT_PER_SINK },
   };
   return deepFreeze(config);
 }

@@ -3,8 +3,10 @@ import type { Pool } from '@tablemere/db';
 import type { FastifyBaseLogger } from 'fastify';
 import type { CatalogConnections } from './domain/catalogs.ts';
 import type { BacklogLimits } from './domain/intake-backlog.ts';
+import type { InFlightLimits } from './domain/intake-in-flight.ts';
 import type { SecretBox } from './domain/secrets.ts';
 import type { ApiMetrics } from './http/metrics.ts';
+import type { ServerTimeouts } from './http/server-limits.ts';
 
 /** Everything the app talks to, built by the caller (start.ts, or a test) and injected. */
 export interface AppDeps {
@@ -30,10 +32,14 @@ export interface AppDeps {
   sinksEnabled?: boolean;
   /** Caps on a sink's backlog before the send route answers 429; default 1 GiB / 10,000 batches. */
   sinkBacklog?: BacklogLimits;
+  /** Caps on the body bytes of sends in flight, per process and per sink, past which the send route answers 503; default 512 / 128 MiB. */
+  sendInFlight?: InFlightLimits;
+  /** Header, whole-request, idle and keep-alive timeouts of the listener; defaults in http/server-limits.ts. */
+  timeouts?: ServerTimeouts;
 }
 
 /** What route handlers receive: the deps with defaults filled in. */
-export type RouteDeps = Required<Omit<AppDeps, 'logger' | 'bodyLimit'>>;
+export type RouteDeps = Required<Omit<AppDeps, 'logger' | 'bodyLimit' | 'timeouts'>>;
 
 /** The internal app (/internal/*, the roller's API): never served on the public listener. */
 export interface InternalAppDeps {
@@ -45,6 +51,8 @@ export interface InternalAppDeps {
   bootstrapSecret: string;
   /** AL_SINKS_ENABLED; when false the sink list tells the roller to idle. Default true. */
   sinksEnabled?: boolean;
+  /** As for the public app. */
+  timeouts?: ServerTimeouts;
 }
 
-export type InternalRouteDeps = Required<Omit<InternalAppDeps, 'logger' | 'bootstrapSecret'>>;
+export type InternalRouteDeps = Required<Omit<InternalAppDeps, 'logger' | 'bootstrapSecret' | 'timeouts'>>;

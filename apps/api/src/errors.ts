@@ -36,14 +36,18 @@ export const ERROR_CODES = {
   lease_lost: { status: 409, message: "This lease is no longer the sink's (released or taken over after expiry); stop the roll and lease again." },
   roll_conflict: { status: 409, message: 'The report or intent disagrees with the recorded roll intent; re-read it with GET /internal/sinks/{id}/rolls.' },
   upkeep_conflict: { status: 409, message: 'An upkeep with this started_at was already reported with other figures; a report cannot change it.' },
+  request_timeout: { status: 408, message: 'The request did not arrive in time (headers or body too slow) and the connection was closed; send it again, faster.' },
   body_too_large: { status: 413, message: 'The body is larger than this route accepts; send less.' },
   unsupported_media_type: { status: 415, message: 'Send the body as JSON with "Content-Type: application/json".' },
+  headers_too_large: { status: 431, message: 'The request headers are larger than the server takes (16 KiB); send fewer or shorter headers.' },
   backlog_full: { status: 429, message: "The sink's backlog of batches waiting for a roll is full; retry after Retry-After seconds." },
+  client_aborted: { status: 499, message: 'The connection closed before the whole request arrived (the client hung up, or was slower than the server waits); nothing was stored: send it again.' },
   internal_error: { status: 500, message: 'Something failed on our side; retry, and report request_id if it persists.' },
   catalog_error: { status: 502, message: "The warehouse's Iceberg catalog refused or failed the request; check the warehouse registration." },
   measure_failed: { status: 502, message: "Listing the warehouse's bucket with its S3 credentials failed; check its S3 endpoint and keys." },
   catalog_unavailable: { status: 503, message: "The warehouse's Iceberg catalog could not be reached; retry after Retry-After seconds." },
   intake_unavailable: { status: 503, message: 'The batch could not be stored (store or database unavailable) and was not accepted; send it again after Retry-After seconds.' },
+  intake_busy: { status: 503, message: 'Too many send bodies are in flight (for this sink or in all); nothing was read or stored: send it again after Retry-After seconds.' },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
@@ -149,12 +153,16 @@ export function toApiError(error: unknown): ApiError {
 
 /** Logs and sends one error as `{"error": {code, message, ...details, request_id}}`. */
 export function sendError(error: unknown, request: FastifyRequest, reply: FastifyReply): void {
-  const apiErr = toApiError(error);
+  // Node's "aborted" while the body was read: the client left (or was timed out), nothing failed here.
+  const apiErr = request.raw.readableAborted && !(error instanceof ApiError) ? apiError('client_aborted', { cause: error }) : toApiError(error);
   if (apiErr.status >= 500) {
     request.log.error({ err: error, code: apiErr.code }, 'request failed');
   } else {
     request.log.info({ code: apiErr.code, status: apiErr.status }, 'request refused');
   }
+  // Refused before the body was read (auth, caps, a declared length over the limit): close the
+  // connection after the answer, so Node does not read and discard the rest of the body first.
+  if (request.raw.complete === false) void reply.header('connection', 'close');
   void reply
     .status(apiErr.status)
     .headers(apiErr.headers)

@@ -38,6 +38,8 @@ async function main(): Promise<void> {
     publicUrl: config.publicUrl,
     sinksEnabled: config.sinksEnabled,
     sinkBacklog: config.sinkBacklog,
+    sendInFlight: config.sendInFlight,
+    timeouts: config.timeouts,
   });
   const internalApp = buildInternalApp({
     logger,
@@ -46,6 +48,7 @@ async function main(): Promise<void> {
     intakeBucket: config.store.intakeBucket,
     bootstrapSecret: config.bootstrapSecret,
     sinksEnabled: config.sinksEnabled,
+    timeouts: config.timeouts,
   });
   const maintenance = new Maintenance({
     pool,

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { BatchStatus, CreatedSink, DeletedSink, Sink, SinkList } from '@tablemere/contracts';
-import { query, queryOne } from '@tablemere/db';
+import { query, queryOne, transaction } from '@tablemere/db';
 import type { RestCatalog } from '@tablemere/iceberg';
 import { batchKey, ObjectStore, rejectsKey } from '@tablemere/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -188,7 +188,7 @@ describe('GET /v1/sinks and /v1/sinks/{id|name}', () => {
     expect(errorOf(await call(api.app, 'GET', '/v1/sinks?include_deleted=yes', { key: keys.read }))).toEqual({ status: 400, code: 'invalid_request' });
 
     const project = await queryOne<{ id: string }>(api.pool, "INSERT INTO projects (name) VALUES ($1) RETURNING id", [`other_${suffix()}`]);
-    const stranger = await createApiKey(api.pool, project!.id, { name: 'stranger', level: 'admin' }, null);
+    const stranger = await transaction(api.pool, (client) => createApiKey(client, project!.id, { name: 'stranger', level: 'admin' }, null));
     expect((await call(api.app, 'GET', '/v1/sinks', { key: stranger.key })).body).toEqual({ sinks: [] });
     const theirs = list.sinks[0]!;
     expect(errorOf(await call(api.app, 'GET', `/v1/sinks/${theirs.id}`, { key: stranger.key }))).toEqual({ status: 404, code: 'sink_not_found' });

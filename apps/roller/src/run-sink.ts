@@ -1,4 +1,4 @@
-import type { InternalSink } from '@tablemere/contracts';
+import { toStorableText, type InternalSink } from '@tablemere/contracts';
 import { type FailureReason, RollError } from './errors.ts';
 import { isApiRefusal } from './internal-api.ts';
 import { SinkLease } from './lease.ts';
@@ -214,7 +214,7 @@ async function recordRollError(ctx: RollContext, error: unknown): Promise<void> 
 async function markTableMissing(ctx: RollContext, error: RollError): Promise<void> {
   if (ctx.sink.state === 'table_missing') return;
   try {
-    await ctx.deps.api.setState(ctx.sink.id, { lease_id: ctx.lease.id, state: 'table_missing', reason: error.message.slice(0, 1000) });
+    await ctx.deps.api.setState(ctx.sink.id, { lease_id: ctx.lease.id, state: 'table_missing', reason: toStorableText(error.message, 1000) });
   } catch (stateError) {
     if (!isApiRefusal(stateError, 'lease_lost')) ctx.log.warn({ err: stateError }, 'could not mark the sink table_missing');
   }

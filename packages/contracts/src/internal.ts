@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Timestamp } from './names.ts';
+import { StorableText, Timestamp } from './names.ts';
 import { BatchId, JobError, ROLL_MAX_BATCHES, SinkId, SinkRollError, UpkeepOutcome } from './sinks.ts';
 import { CatalogAuthInput } from './warehouses.ts';
 
@@ -12,10 +12,12 @@ import { CatalogAuthInput } from './warehouses.ts';
 const Count = z.number().int().nonnegative();
 
 /** An Iceberg snapshot id as a decimal string: a positive 63-bit integer (JSON numbers lose it). */
+const SNAPSHOT_ID_PATTERN = /^[1-9][0-9]{0,18}$/;
 export const SnapshotId = z
   .string()
-  .regex(/^[1-9][0-9]{0,18}$/, 'a snapshot id is a positive decimal integer, as a string')
-  .refine((id) => BigInt(id) <= 9223372036854775807n, 'a snapshot id fits in 63 bits');
+  .regex(SNAPSHOT_ID_PATTERN, 'a snapshot id is a positive decimal integer, as a string')
+  // zod runs this check even when the pattern failed, and BigInt() throws on anything else.
+  .refine((id) => !SNAPSHOT_ID_PATTERN.test(id) || BigInt(id) <= 9223372036854775807n, 'a snapshot id fits in 63 bits');
 
 /** Names a roller process in leases and logs (host name, pod name, ...). */
 export const RollerId = z.string().regex(/^[A-Za-z0-9._:@/-]{1,128}$/, '1-128 characters of A-Z a-z 0-9 . _ : @ / -');
@@ -211,7 +213,7 @@ export const RollReport = z
     attempts: z.number().int().nonnegative(),
     started_at: Timestamp,
     outcome: RollOutcome,
-    error: z.string().max(4000).optional(),
+    error: StorableText.max(4000).optional(),
   })
   .superRefine((report, ctx) => {
     const issue = (path: string, message: string) => ctx.addIssue({ code: 'custom', path: [path], message });
@@ -248,7 +250,7 @@ export const SETTABLE_SINK_STATES = ['active', 'table_missing'] as const;
 export const SinkStateRequest = z.strictObject({
   lease_id: LeaseId,
   state: z.enum(SETTABLE_SINK_STATES),
-  reason: z.string().max(1000).optional(),
+  reason: StorableText.max(1000).optional(),
 });
 export type SinkStateRequest = z.infer<typeof SinkStateRequest>;
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Timestamp } from './names.ts';
+import { StorableText, Timestamp } from './names.ts';
 
 /** `al_key_<12 hex id>_<43 base64url chars>`: the id is public (lookup), the rest is the secret (32 bytes). */
 export const API_KEY_PATTERN = /^al_key_([0-9a-f]{12})_([A-Za-z0-9_-]{43})$/;
@@ -17,7 +17,7 @@ export type ApiKeyLevel = z.infer<typeof ApiKeyLevel>;
 export const KeyId = z.string().regex(KEY_ID_PATTERN, 'a key id is 12 lowercase hex digits');
 
 export const CreateKeyRequest = z.strictObject({
-  name: z.string().trim().min(1).max(100),
+  name: StorableText.trim().min(1).max(100),
   level: ApiKeyLevel,
 });
 export type CreateKeyRequest = z.infer<typeof CreateKeyRequest>;

@@ -30,5 +30,29 @@ export const ColumnName = z
   .max(255)
   .regex(COLUMN_NAME_PATTERN, 'use letters, digits and underscores, starting with a letter or underscore');
 
+/**
+ * What Postgres `text` and `jsonb` cannot hold: NUL, and a lone UTF-16 surrogate (JSON can
+ * spell one, `"\\ud800"`, but it has no UTF-8 form).
+ */
+const UNSTORABLE = /[\0\p{Cs}]/u;
+
+export const STORABLE_TEXT_MESSAGE = 'must be valid Unicode text: no NUL and no lone surrogate (\\ud800-\\udfff)';
+
+/** Whether `text` can be stored as Postgres text as it is. */
+export function isStorableText(text: string): boolean {
+  return !UNSTORABLE.test(text);
+}
+
+/**
+ * `text` cut to `max` UTF-16 units and made storable (a lone surrogate, e.g. from the cut, and
+ * NUL become U+FFFD): for messages the platform passes on, such as a roller's error.
+ */
+export function toStorableText(text: string, max: number): string {
+  return text.slice(0, max).toWellFormed().replaceAll('\0', '\ufffd');
+}
+
+/** Free text a request may carry (names, URIs, messages): a string Postgres can store unchanged. */
+export const StorableText = z.string().refine(isStorableText, STORABLE_TEXT_MESSAGE);
+
 /** A timestamp as the API writes it (RFC 3339, UTC). */
 export const Timestamp = z.iso.datetime({ offset: true });

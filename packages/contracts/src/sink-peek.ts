@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Timestamp } from './names.ts';
+import { StorableText, Timestamp } from './names.ts';
 import { SinkId } from './sinks.ts';
 
 /**
@@ -19,7 +19,7 @@ export const RejectsQuery = z.strictObject({
   since: Timestamp.optional(),
   limit: Limit(REJECTS_PAGE_DEFAULT, REJECTS_PAGE_MAX),
   /** next_cursor of the previous page, as given. */
-  cursor: z.string().min(1).max(1024).optional(),
+  cursor: StorableText.min(1).max(1024).optional(),
 });
 export type RejectsQuery = z.infer<typeof RejectsQuery>;
 

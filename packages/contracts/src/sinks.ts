@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { SEND_KEY_PATTERN } from './keys.ts';
-import { Timestamp, WarehouseName } from './names.ts';
+import { StorableText, Timestamp, WarehouseName } from './names.ts';
 import { QualifiedTableName } from './tables.ts';
 
 /** A sink id: `snk_` and 12 lowercase hex digits; the hex is also in the sink's send key. */
@@ -112,8 +112,7 @@ export type UpkeepOutcome = z.infer<typeof UpkeepOutcome>;
 /** Why a roll or an upkeep failed: the roller's reason code and its message. */
 export const JobError = z.strictObject({
   code: z.string().regex(/^[a-z][a-z0-9_]{0,63}$/, 'an error code is 1-64 of a-z 0-9 _, starting with a letter'),
-  // Postgres text and jsonb cannot hold U+0000.
-  message: z.string().min(1).max(4000).refine((text) => !text.includes('\u0000'), 'a message holds no NUL character'),
+  message: StorableText.min(1).max(4000),
 });
 export type JobError = z.infer<typeof JobError>;
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Timestamp } from './names.ts';
+import { StorableText, Timestamp } from './names.ts';
 
 const Count = z.number().int().nonnegative();
 
@@ -53,7 +53,7 @@ export const Usage = z.object({
 export type Usage = z.infer<typeof Usage>;
 
 /** `{warehouse}` in POST /v1/warehouses/{warehouse}/measure: the name, or the id. */
-export const MeasureParams = z.strictObject({ warehouse: z.string().min(1).max(64) });
+export const MeasureParams = z.strictObject({ warehouse: StorableText.min(1).max(64) });
 
 /** One listing of a warehouse's bucket, skipping the intake prefix. */
 export const StorageMeasurement = z.object({

@@ -1,8 +1,9 @@
 import { z } from 'zod';
-import { Timestamp, WarehouseName } from './names.ts';
+import { isStorableText, STORABLE_TEXT_MESSAGE, StorableText, Timestamp, WarehouseName } from './names.ts';
 
-const Secret = z.string().min(1).max(4096);
-const HttpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
+const Secret = StorableText.min(1).max(4096);
+// A URL may still carry a NUL or a lone surrogate in its path or query.
+const HttpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).refine(isStorableText, STORABLE_TEXT_MESSAGE);
 const Region = z.string().regex(/^[a-z0-9-]{1,32}$/, 'a region such as us-east-1');
 
 /** How the platform authenticates to the catalog; the secrets in it are stored sealed. */
@@ -11,7 +12,7 @@ export const CatalogAuthInput = z.discriminatedUnion('type', [
     type: z.literal('oauth2'),
     client_id: Secret,
     client_secret: Secret,
-    scope: z.string().min(1).max(256).optional(),
+    scope: StorableText.min(1).max(256).optional(),
   }),
   z.strictObject({
     type: z.literal('sigv4'),
@@ -96,7 +97,7 @@ export const CreateWarehouseRequest = z.strictObject({
   name: WarehouseName,
   rest_uri: HttpUrl,
   /** What the catalog calls the warehouse, e.g. `s3://warehouse` for SeaweedFS. */
-  warehouse: z.string().min(1).max(1024),
+  warehouse: StorableText.min(1).max(1024),
   auth: CatalogAuthInput,
   s3: S3Input,
 });

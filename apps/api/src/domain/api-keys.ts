@@ -1,6 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { API_KEY_PATTERN, type ApiKey, type ApiKeyLevel, type CreatedKey, type RevokedKey } from '@tablemere/contracts';
-import { query, queryOne, transaction, type Pool, type Queryable } from '@tablemere/db';
+import { query, queryOne, transaction, type Pool, type PoolClient, type Queryable } from '@tablemere/db';
 import { apiError } from '../errors.ts';
 import { recordAudit } from './audit.ts';
 import type { Principal } from './principal.ts';
@@ -41,9 +41,12 @@ export async function authenticate(db: Queryable, presented: string): Promise<Pr
   return { keyId: row.id, projectId: row.project_id, level: row.level };
 }
 
-/** Stores a new key (its digest only) and returns it, with the plaintext key shown this once. */
+/**
+ * Stores a new key (its digest only) and its audit event, and returns it with the plaintext
+ * key shown this once. Run it in a transaction, so the key and its event commit together.
+ */
 export async function createApiKey(
-  db: Queryable,
+  db: PoolClient,
   projectId: string,
   input: { name: string; level: ApiKeyLevel },
   actorKeyId: string | null,

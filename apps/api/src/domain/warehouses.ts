@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { catalogAuthFromWire, type CreateWarehouseRequest, type Warehouse } from '@tablemere/contracts';
-import { isPgError, PgErrorCode, query, queryOne, type Queryable } from '@tablemere/db';
+import { isPgError, PgErrorCode, query, queryOne, type PoolClient, type Queryable } from '@tablemere/db';
 import type { CatalogAuth } from '@tablemere/iceberg';
 import { apiError, warehouseNotFound } from '../errors.ts';
 import { recordAudit } from './audit.ts';
@@ -90,9 +90,12 @@ function openRow(row: WarehouseRow, box: SecretBox): WarehouseAccess {
   };
 }
 
-/** Registers a warehouse; 409 warehouse_exists when the project already has the name. */
+/**
+ * Registers a warehouse and its audit event; 409 warehouse_exists when the project already has
+ * the name. Run it in a transaction, so the row and its event commit together.
+ */
 export async function createWarehouse(
-  db: Queryable,
+  db: PoolClient,
   box: SecretBox,
   projectId: string,
   settings: WarehouseSettings,

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { BodyPool } from './body-pool.ts';
 
 describe('BodyPool', () => {
@@ -37,5 +37,22 @@ describe('BodyPool', () => {
     expect(pool.idle).toBe(2);
     // Two takes get two different slabs.
     expect(pool.take(500).buffer).not.toBe(pool.take(500).buffer);
+  });
+
+  it('lets its idle slabs go once no large body came for a while', () => {
+    vi.useFakeTimers();
+    try {
+      const pool = new BodyPool(1024, 2, 100, 1_000);
+      const [a, b] = [pool.take(500), pool.take(500)];
+      pool.give(a);
+      vi.advanceTimersByTime(900);
+      pool.give(b);
+      vi.advanceTimersByTime(900);
+      expect(pool.idle).toBe(2);
+      vi.advanceTimersByTime(200);
+      expect(pool.idle).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { ERROR_CODES } from '../errors.ts';
 
 /** A batch the send route accepted (not a replay of an earlier one). */
 export interface IntakeBatch {
@@ -59,6 +60,11 @@ export class ApiMetrics {
     this.rows.inc({ outcome: 'rejected' }, batch.rejected);
   }
 
+  /** A send whose client left before its answer (client_aborted): counted under status 499, not timed. */
+  intakeAborted(): void {
+    this.requests.inc({ status: String(ERROR_CODES.client_aborted.status) });
+  }
+
   /** One answered request on the send route. */
   intakeAnswered(status: number, seconds: number): void {
     const label = { status: String(status) };
@@ -78,6 +84,10 @@ const isSendRoute = (request: FastifyRequest) =>
 export function metricsRoutes(app: FastifyInstance, metrics: ApiMetrics): void {
   app.addHook('onResponse', async (request, reply) => {
     if (isSendRoute(request)) metrics.intakeAnswered(reply.statusCode, reply.elapsedTime / 1000);
+  });
+  // A client that left before its answer gets none, so onResponse never runs: counted as 499 (client_aborted).
+  app.addHook('onRequestAbort', async (request) => {
+    if (isSendRoute(request)) metrics.intakeAborted();
   });
   app.get('/metrics', async (_request, reply) => {
     void reply.header('content-type', metrics.registry.contentType);

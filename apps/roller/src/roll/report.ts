@@ -1,4 +1,4 @@
-import type { RollOutcome, RollReport, RollReportResult } from '@tablemere/contracts';
+import { toStorableText, type RollOutcome, type RollReport, type RollReportResult } from '@tablemere/contracts';
 import { RollError } from '../errors.ts';
 import { isApiRefusal } from '../internal-api.ts';
 import { apiFailure } from './commit.ts';
@@ -31,7 +31,7 @@ export function buildReport(leaseId: string, input: ReportInput): RollReport {
     attempts: input.attempts,
     started_at: input.startedAt.toISOString(),
     outcome: input.outcome,
-    ...(input.error ? { error: input.error.slice(0, 4000) } : {}),
+    ...(input.error ? { error: toStorableText(input.error, 4000) } : {}),
   };
 }
 

@@ -1,4 +1,4 @@
-import type { UpkeepReport } from '@tablemere/contracts';
+import { toStorableText, type UpkeepReport } from '@tablemere/contracts';
 import type { RollError } from '../errors.ts';
 import { isApiRefusal } from '../internal-api.ts';
 import { apiFailure } from '../roll/commit.ts';
@@ -21,7 +21,7 @@ export function buildUpkeepReport(leaseId: string, input: UpkeepReportInput, sec
       expired_snapshots: 0,
       deleted_files: { data: 0, manifests: 0, manifest_lists: 0 },
       snapshots_kept: 0,
-      error: { code: input.error.reason, message: input.error.message.slice(0, 4000) },
+      error: { code: input.error.reason, message: toStorableText(input.error.message, 4000) },
     };
   }
   const { result } = input;

@@ -1,4 +1,5 @@
 import { CreateKeyRequest, type CreatedKey } from '@tablemere/contracts';
+import { transaction } from '@tablemere/db';
 import type { FastifyInstance } from 'fastify';
 import type { RouteDeps } from '../../deps.ts';
 import { createApiKey } from '../../domain/api-keys.ts';
@@ -10,7 +11,7 @@ export function createKey(app: FastifyInstance, deps: RouteDeps): void {
   app.post('/v1/keys', async (request, reply): Promise<CreatedKey> => {
     const body = parse(CreateKeyRequest, request.body, 'body');
     const principal = principalOf(request);
-    const created = await createApiKey(deps.pool, principal.projectId, body, principal.keyId);
+    const created = await transaction(deps.pool, (client) => createApiKey(client, principal.projectId, body, principal.keyId));
     void reply.status(201).header('cache-control', 'no-store');
     return created;
   });

@@ -1,6 +1,7 @@
 import type { ObjectStore } from '@tablemere/store';
 import type { RouteDeps } from '../../deps.ts';
 import type { BacklogGauge } from '../../domain/intake-backlog.ts';
+import type { InFlight } from '../../domain/intake-in-flight.ts';
 import type { BodyPool } from '../../http/body-pool.ts';
 import type { Claims } from '../../domain/intake-claim.ts';
 import type { Settler } from '../../domain/intake-settle.ts';
@@ -15,4 +16,6 @@ export interface SinkRouteDeps extends RouteDeps {
   settler: Settler;
   /** Buffers for large send bodies. */
   bodies: BodyPool;
+  /** The sends being read or stored now, weighed in bytes and capped per sink and per process. */
+  inFlight: InFlight;
 }

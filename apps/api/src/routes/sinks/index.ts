@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { RouteDeps } from '../../deps.ts';
 import { BacklogGauge } from '../../domain/intake-backlog.ts';
 import { Claims } from '../../domain/intake-claim.ts';
+import { InFlight } from '../../domain/intake-in-flight.ts';
 import { Settler } from '../../domain/intake-settle.ts';
 import { SendKeyCache } from '../../domain/send-keys.ts';
 import { apiKeyScope } from '../../http/auth.ts';
@@ -18,7 +19,7 @@ import { getSinkRejects } from './rejects.ts';
 import { sendBatch } from './send.ts';
 import { getSinkPending } from './tail.ts';
 
-/** Idle 16 MiB slabs kept for large bodies: 64 MiB held at most when nothing is sent. */
+/** Idle 16 MiB slabs kept for large bodies: 64 MiB held at most, and none 10 s after the last large body. */
 const BODY_SLABS_KEPT = 4;
 /** Bodies from this size on are read into a slab. */
 const LARGE_BODY_BYTES = 1024 * 1024;
@@ -37,6 +38,7 @@ export function sinkRoutes(app: FastifyInstance, deps: RouteDeps): void {
     claims: new Claims(deps.pool),
     settler: new Settler(deps.pool),
     bodies: new BodyPool(SEND_BODY_LIMIT, BODY_SLABS_KEPT, LARGE_BODY_BYTES),
+    inFlight: new InFlight(deps.sendInFlight),
   };
   app.register(
     apiKeyScope(deps.pool, 'read', (read) => {

@@ -4,6 +4,7 @@ import { IDEMPOTENCY_KEY_PATTERN, SEND_BODY_LIMIT, type SendResult } from '@tabl
 import { queryOne } from '@tablemere/db';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { backlogFull } from '../../domain/intake-backlog.ts';
+import { inFlightWeight } from '../../domain/intake-in-flight.ts';
 import { acceptBatch, throughDatabase, type IntakeAnswer, type SendBody } from '../../domain/intake.ts';
 import type { BodyPool } from '../../http/body-pool.ts';
 import { senderOf, sendKeyScope } from '../../http/auth.ts';
@@ -84,25 +85,27 @@ function readBody(request: FastifyRequest, payload: IncomingMessage, pool: BodyP
     });
     payload.once('error', stop);
     payload.once('close', () => {
-      if (!ended) stop(apiError('invalid_request', { message: 'The body was cut off before its end.' }));
+      if (!ended) stop(apiError('client_aborted', { message: 'The connection closed before the body\'s end; nothing was stored: send it again.' }));
     });
   });
 }
 
 /**
  * POST /v1/sinks/{sink_id}: the send route. Before a byte of the body is read: the send key
- * (scope hook), the Idempotency-Key, the content type, the backlog cap. Then the body
- * (at most 16 MiB), and the intake (domain/intake.ts).
+ * (scope hook), the Idempotency-Key, the content type, the caps on body bytes in flight, the
+ * backlog cap. Then the body (at most 16 MiB), and the intake (domain/intake.ts).
  */
 export function sendBatch(app: FastifyInstance, deps: SinkRouteDeps): void {
   app.register(
     sendKeyScope(deps.sendKeys, sinkParam, (scope) => {
       scope.removeAllContentTypeParsers();
       scope.addContentTypeParser('application/json', (request: FastifyRequest, payload: IncomingMessage) => readBody(request, payload, deps.bodies));
-      scope.addHook('onRequest', async (request) => {
+      scope.addHook('onRequest', async (request, reply) => {
         const batchId = idempotencyKey(request);
         requireJson(request);
         const sink = senderOf(request);
+        // Held until the answer is sent or the connection is gone, whichever comes first.
+        reply.raw.once('close', deps.inFlight.enter(sink.id, inFlightWeight(request.headers['content-length'])));
         if (await throughDatabase(() => deps.backlog.isFull(sink.id))) {
           // A replay or a conflicting id is answered as such, whatever the backlog.
           const known = await throughDatabase(() =>

@@ -1,4 +1,5 @@
 import { CreateWarehouseRequest, type Warehouse } from '@tablemere/contracts';
+import { transaction } from '@tablemere/db';
 import type { FastifyInstance } from 'fastify';
 import type { RouteDeps } from '../../deps.ts';
 import { createWarehouse as registerWarehouse, settingsFromRequest } from '../../domain/warehouses.ts';
@@ -10,7 +11,8 @@ export function createWarehouse(app: FastifyInstance, deps: RouteDeps): void {
   app.post('/v1/warehouses', async (request, reply): Promise<Warehouse> => {
     const body = parse(CreateWarehouseRequest, request.body, 'body');
     const principal = principalOf(request);
-    const warehouse = await registerWarehouse(deps.pool, deps.secrets, principal.projectId, settingsFromRequest(body), principal.keyId);
+    const settings = settingsFromRequest(body);
+    const warehouse = await transaction(deps.pool, (client) => registerWarehouse(client, deps.secrets, principal.projectId, settings, principal.keyId));
     void reply.status(201);
     return warehouse;
   });

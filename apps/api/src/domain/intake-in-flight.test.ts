@@ -1,0 +1,38 @@
+import { describe, expect, it } from 'vitest';
+import { ApiError } from '../errors.ts';
+import { InFlight, inFlightWeight } from './intake-in-flight.ts';
+
+const MIB = 1024 * 1024;
+
+describe('sends in flight', () => {
+  it('weighs a send by its declared length, the whole limit without one, and at least 64 KiB', () => {
+    expect(inFlightWeight('1000000')).toBe(1_000_000);
+    expect(inFlightWeight('10')).toBe(64 * 1024);
+    expect(inFlightWeight(undefined)).toBe(16 * MIB);
+    expect(inFlightWeight('abc')).toBe(16 * MIB);
+    expect(inFlightWeight(String(64 * MIB))).toBe(16 * MIB);
+  });
+
+  it('refuses past the sink\'s share and the process\'s, and frees a place once', () => {
+    const flight = new InFlight({ processBytes: 40 * MIB, sinkBytes: 32 * MIB });
+    const first = flight.enter('a', 16 * MIB);
+    flight.enter('a', 16 * MIB);
+    expect(() => flight.enter('a', 1)).toThrow(ApiError);
+    const other = flight.enter('b', 8 * MIB);
+    expect(() => flight.enter('b', 1)).toThrowError(expect.objectContaining({ code: 'intake_busy', details: expect.objectContaining({ limit: 'process' }) }));
+    first();
+    first();
+    expect(flight.bytes).toBe(24 * MIB);
+    flight.enter('a', 16 * MIB);
+    other();
+    expect(flight.bytes).toBe(32 * MIB);
+  });
+
+  it('always lets a send in where nothing else is in flight, however large', () => {
+    const flight = new InFlight({ processBytes: MIB, sinkBytes: MIB });
+    const leave = flight.enter('a', 16 * MIB);
+    expect(() => flight.enter('b', 1)).toThrow(ApiError);
+    leave();
+    expect(flight.bytes).toBe(0);
+  });
+});

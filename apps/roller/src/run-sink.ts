@@ -200,7 +200,7 @@ async function recordRollError(ctx: RollContext, error: unknown): Promise<void> 
   try {
     const { roll_error: recorded } = await ctx.deps.api.setRollError(ctx.sink.id, {
       lease_id: ctx.lease.id,
-      error: reason === null ? null : { code: reason, message: message.replaceAll('\u0000', '').slice(0, 4000) || reason },
+      error: reason === null ? null : { code: reason, message: toStorableText(message, 4000) || reason },
     });
     ctx.deps.metrics.setFailing([{ id: ctx.sink.id, attempts: recorded?.attempts ?? null }], false);
     if (recorded === null) ctx.log.info({ failed_rolls: ctx.sink.roll_error?.attempts, since: ctx.sink.roll_error?.since }, 'sink rolls again after failed rolls');

@@ -213,7 +213,9 @@ describe('append transaction on the real catalog', () => {
     expect(await readIds(table)).toEqual([101, 102, 103]);
   });
 
-  it.each([['1'], ['3']])('refuses a format version %s table', async (version) => {
+  // Version 3 is written (v3-append.test.ts); version 1 has no sequence numbers to inherit.
+  it('refuses a format version 1 table', async () => {
+    const version = '1';
     const { table, created } = await newTable({ 'format-version': version });
     expect(created.metadata['format-version']).toBe(Number(version));
     const error = await appendDataFiles({ catalog, table, io, base: created, dataFiles: [{ filePath: `${created.metadata.location}/data/none.parquet`, fileSizeInBytes: 1, recordCount: 1 }] }).then(

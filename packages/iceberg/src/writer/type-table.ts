@@ -15,7 +15,7 @@ import {
   Timestamp,
   Utf8,
 } from 'apache-arrow';
-import type { PrimitiveType } from '../spec/types.ts';
+import type { PrimitiveType, SimpleType } from '../spec/types.ts';
 import {
   BoolColumn,
   type Column,
@@ -62,6 +62,7 @@ import {
   toInt32,
   toInt64,
   writeUuid,
+  type ZonePolicy,
 } from './values.ts';
 
 /**
@@ -119,8 +120,23 @@ function fixedBase64(length: number) {
   };
 }
 
-const TIMESTAMP_FORMAT = 'YYYY-MM-DDTHH:MM:SS[.ffffff]';
-const TIMESTAMP_NS_FORMAT = 'YYYY-MM-DDTHH:MM:SS[.fffffffff]';
+/**
+ * The four timestamp types: microseconds or nanoseconds since the epoch, local (only a UTC
+ * designator may follow) or with a zone (an offset required; stored as UTC).
+ */
+function timestampRule(name: string, unit: 'us' | 'ns', zone: ZonePolicy): TypeRule<SimpleType> {
+  const format = `YYYY-MM-DDTHH:MM:SS[.${unit === 'us' ? 'ffffff' : 'fffffffff'}]`;
+  const parse = unit === 'us' ? parseTimestamp : parseTimestampNs;
+  const parseBytes = unit === 'us' ? parseTimestampBytes : parseTimestampNsBytes;
+  return {
+    expected: () =>
+      zone === 'offset_required' ? `${name} (an RFC 3339 "${format}" string with Z or a ±HH:MM offset)` : `${name} (a "${format}" string, no offset other than Z or +00:00)`,
+    arrow: () => new Timestamp(unit === 'us' ? TimeUnit.MICROSECOND : TimeUnit.NANOSECOND, zone === 'offset_required' ? 'UTC' : undefined),
+    column: (_, spec) => new Int64Column(spec, (value) => parse(value, zone), (bytes, start, end) => parseBytes(bytes, start, end, zone)),
+    stats: int64Stats,
+    boundOrder: int64Order,
+  };
+}
 
 export const TYPE_TABLE: Rules = {
   boolean: {
@@ -180,54 +196,10 @@ export const TYPE_TABLE: Rules = {
     stats: int64Stats,
     boundOrder: int64Order,
   },
-  timestamp: {
-    expected: () => `timestamp (a "${TIMESTAMP_FORMAT}" string, no offset other than Z or +00:00)`,
-    arrow: () => new Timestamp(TimeUnit.MICROSECOND),
-    column: (_, spec) =>
-      new Int64Column(
-        spec,
-        (value) => parseTimestamp(value, 'utc_or_none'),
-        (bytes, start, end) => parseTimestampBytes(bytes, start, end, 'utc_or_none'),
-      ),
-    stats: int64Stats,
-    boundOrder: int64Order,
-  },
-  timestamptz: {
-    expected: () => `timestamptz (an RFC 3339 "${TIMESTAMP_FORMAT}" string with Z or a ±HH:MM offset)`,
-    arrow: () => new Timestamp(TimeUnit.MICROSECOND, 'UTC'),
-    column: (_, spec) =>
-      new Int64Column(
-        spec,
-        (value) => parseTimestamp(value, 'offset_required'),
-        (bytes, start, end) => parseTimestampBytes(bytes, start, end, 'offset_required'),
-      ),
-    stats: int64Stats,
-    boundOrder: int64Order,
-  },
-  timestamp_ns: {
-    expected: () => `timestamp_ns (a "${TIMESTAMP_NS_FORMAT}" string, no offset other than Z or +00:00)`,
-    arrow: () => new Timestamp(TimeUnit.NANOSECOND),
-    column: (_, spec) =>
-      new Int64Column(
-        spec,
-        (value) => parseTimestampNs(value, 'utc_or_none'),
-        (bytes, start, end) => parseTimestampNsBytes(bytes, start, end, 'utc_or_none'),
-      ),
-    stats: int64Stats,
-    boundOrder: int64Order,
-  },
-  timestamptz_ns: {
-    expected: () => `timestamptz_ns (an RFC 3339 "${TIMESTAMP_NS_FORMAT}" string with Z or a ±HH:MM offset)`,
-    arrow: () => new Timestamp(TimeUnit.NANOSECOND, 'UTC'),
-    column: (_, spec) =>
-      new Int64Column(
-        spec,
-        (value) => parseTimestampNs(value, 'offset_required'),
-        (bytes, start, end) => parseTimestampNsBytes(bytes, start, end, 'offset_required'),
-      ),
-    stats: int64Stats,
-    boundOrder: int64Order,
-  },
+  timestamp: timestampRule('timestamp', 'us', 'utc_or_none'),
+  timestamptz: timestampRule('timestamptz', 'us', 'offset_required'),
+  timestamp_ns: timestampRule('timestamp_ns', 'ns', 'utc_or_none'),
+  timestamptz_ns: timestampRule('timestamptz_ns', 'ns', 'offset_required'),
   string: {
     expected: () => 'string (a JSON string of valid Unicode)',
     arrow: () => new Utf8(),

@@ -349,6 +349,7 @@ interface BatchRow {
   received_text: string;
   bytes: string;
   rows: number;
+  rejected: number;
   rejected_rows: number | null;
   snapshot_id: string | null;
   committed_at: Date | null;
@@ -362,21 +363,23 @@ interface BatchRow {
 export async function batchStatus(db: Queryable, sink: SinkRow, batchId: string): Promise<BatchStatus> {
   const row = await queryOne<BatchRow>(
     db,
-    `SELECT state, ${receivedText()} AS received_text, bytes, rows, rejected_rows, snapshot_id, committed_at
+    `SELECT state, ${receivedText()} AS received_text, bytes, rows, rejected, rejected_rows, snapshot_id, committed_at
        FROM sink_batches WHERE sink_id = $1 AND batch_id = $2`,
     [sink.id, batchId],
   );
   if (!row || row.state === 'storing') {
     return { sink_id: sink.id, batch_id: batchId, state: 'unknown', received_at: null, bytes: null, rows: null, rejected_rows: null, snapshot_id: null, committed_at: null };
   }
-  const everyRowRejected = row.state === 'committed' && row.rejected_rows !== null && row.rejected_rows >= row.rows;
+  // The ledger's rows are the batch's objects, `rejected` the elements that are not: all stored.
+  const elements = row.rows + row.rejected;
+  const everyRowRejected = row.state === 'committed' && row.rejected_rows !== null && row.rejected_rows >= elements;
   return {
     sink_id: sink.id,
     batch_id: batchId,
     state: everyRowRejected ? 'rejected' : row.state,
     received_at: row.received_text,
     bytes: Number(row.bytes),
-    rows: row.rows,
+    rows: elements,
     rejected_rows: row.rejected_rows,
     snapshot_id: row.snapshot_id,
     committed_at: iso(row.committed_at),

@@ -45,7 +45,7 @@ export class ApiMetrics {
     this.bytes = new Counter({ name: 'tablemere_intake_bytes_total', help: 'Bytes of accepted batches, as stored.', registers });
     this.rows = new Counter({
       name: 'tablemere_intake_rows_total',
-      help: 'Elements of accepted batches: stored for the roller (accepted) or refused at the intake (rejected).',
+      help: 'Elements of accepted batches, all stored for the roller: objects (accepted) and others, which the roll rejects as not_an_object (rejected).',
       labelNames: ['outcome'],
       registers,
     });

@@ -62,7 +62,7 @@ To fix rows and send them again:
 
 /** The row as it was sent; a batch_unreadable line (kept as a string) as its original text. */
 function rowText(reject: RejectedRow): string | undefined {
-  if (typeof reject.row === 'string') return reject.row;
+  if (reject.reason === 'batch_unreadable' && typeof reject.row === 'string') return reject.row;
   if (reject.row === null || reject.row === undefined) return undefined;
   return exactJson(reject.row);
 }

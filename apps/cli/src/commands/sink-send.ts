@@ -187,6 +187,12 @@ function batchLine({ id, bytes, result, replay }: Sent): string {
   return `batch ${id}  ${size(bytes)}  ${count(result.accepted)} accepted${refused}  ${stored}`;
 }
 
+/** How `--batch-id ID` named the batches of a send that took more than one. */
+function namingLine(id: string, batches: number): string {
+  const rest = batches > 2 ? `${id}-2 to ${id}-${batches}` : `${id}-2`;
+  return `--batch-id ${id}: ${batches} batches, named ${id} (the first) and ${rest}, in input order`;
+}
+
 function report(sent: readonly Sent[], target: SendTarget, name: string, options: Options, context: CommandContext): void {
   const accepted = sent.reduce((sum, s) => sum + s.result.accepted, 0);
   const refused = sent.reduce((sum, s) => sum + s.result.rejected, 0);
@@ -201,8 +207,10 @@ function report(sent: readonly Sent[], target: SendTarget, name: string, options
   } else {
     const bytes = sent.reduce((sum, s) => sum + s.bytes, 0);
     const replays = sent.filter((s) => s.replay).length;
+    const named = options.batchId !== undefined && sent.length > 1 ? [namingLine(options.batchId, sent.length)] : [];
     context.out.lines([
       ...sent.map(batchLine),
+      ...named,
       `sent ${name} to sink ${sinkId}: ${plural(sent.length, 'batch', 'batches')}, ${size(bytes)}; ` +
         `${count(accepted)} rows accepted, ${count(refused)} refused${replays > 0 ? ` (${plural(replays, 'batch', 'batches')} already stored before)` : ''}`,
     ]);

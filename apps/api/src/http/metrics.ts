@@ -4,9 +4,9 @@ import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client
 /** A batch the send route accepted (not a replay of an earlier one). */
 export interface IntakeBatch {
   bytes: number;
-  /** Elements stored for the roller. */
+  /** Objects stored for the roller. */
   rows: number;
-  /** Elements refused at the intake. */
+  /** Other elements, stored too: the roll rejects them as not_an_object. */
   rejected: number;
 }
 

@@ -1,3 +1,5 @@
+import type { S3Client } from '@aws-sdk/client-s3';
+import type { InternalSink } from '@tablemere/contracts';
 import { createS3Client, ObjectStore } from '@tablemere/store';
 import type { Logger } from 'pino';
 import type { RollerConfig } from './config.ts';
@@ -19,11 +21,24 @@ export function createRollDeps(config: Readonly<RollerConfig>, log: Logger, metr
     maxAttempts: 3,
   });
   const stores = new Map<string, ObjectStore>();
+  const warehouseClients = new Map<string, S3Client>();
+  // A warehouse's sink_bucket is reached as the warehouse: its endpoint, region and keys.
+  const warehouseClient = ({ s3: w }: InternalSink['warehouse']): S3Client => {
+    const key = JSON.stringify([w.endpoint, w.region, w.access_key_id, w.secret_access_key]);
+    let client = warehouseClients.get(key);
+    if (!client) {
+      const credentials = w.access_key_id && w.secret_access_key ? { credentials: { accessKeyId: w.access_key_id, secretAccessKey: w.secret_access_key } } : {};
+      client = createS3Client({ endpoint: w.endpoint, region: w.region, ...credentials, requestTimeoutMs: 60_000, maxAttempts: 3 });
+      warehouseClients.set(key, client);
+    }
+    return client;
+  };
   return {
     api: new InternalApi({ url: config.api.url, secret: config.api.secret }),
-    intake(bucket) {
-      let store = stores.get(bucket);
-      if (!store) stores.set(bucket, (store = new ObjectStore(s3, bucket)));
+    intake({ intake, warehouse }) {
+      const id = intake.identity === 'platform' ? `platform/${intake.bucket}` : `${warehouse.id}/${intake.bucket}`;
+      let store = stores.get(id);
+      if (!store) stores.set(id, (store = new ObjectStore(intake.identity === 'platform' ? s3 : warehouseClient(warehouse), intake.bucket)));
       return store;
     },
     catalogs: new TenantCatalogs(),
@@ -36,7 +51,10 @@ export function createRollDeps(config: Readonly<RollerConfig>, log: Logger, metr
       leaseMarginMs: Math.min(30_000, (config.leaseSeconds * 1000) / 4),
       upkeep: config.upkeep,
     },
-    close: () => s3.destroy(),
+    close: () => {
+      s3.destroy();
+      for (const client of warehouseClients.values()) client.destroy();
+    },
   };
 }
 

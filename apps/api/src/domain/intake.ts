@@ -24,6 +24,7 @@ import { sendKeyRefused } from './send-keys.ts';
 export interface SendingSink {
   id: string;
   projectId: string;
+  warehouseId: string;
 }
 
 export interface IntakeDeps {

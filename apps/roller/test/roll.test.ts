@@ -1,8 +1,8 @@
 import { commitSchemaChange, currentSchema, findInAncestry } from '@tablemere/iceberg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSink, createTable, getSink, send } from './support/api.ts';
+import { batchStatus, connection, createSink, createTable, getSink, send } from './support/api.ts';
 import { columnNames, intakeBatches, micros, readBoth, receivedOf, rejectsOf } from './support/expect.ts';
-import { pyicebergSnapshots } from './support/readers.ts';
+import { pyicebergSnapshots, rejectsByRecipe } from './support/readers.ts';
 import { runCli, summaries } from './support/roller.ts';
 import { startTestStack, suffix, type TestStack } from './support/stack.ts';
 
@@ -121,6 +121,33 @@ describe('a roll, end to end', () => {
     expect(view.lag.batches_waiting).toBe(0);
     expect(view.rejects).toMatchObject({ rows_total: 2, batches_with_rejects: 1 });
     expect(view.last_roll).toMatchObject({ batches: 1, rows: 0, rejected_rows: 2, snapshot_id: null });
+  });
+
+  it('rejects elements that are not objects row by row (not_an_object), where the read recipe of GET /v1/connection finds them', async () => {
+    const ns = await table([{ name: 'x', type: 'long', required: true }]);
+    const sink = await createSink(stack, `mixed_${suffix()}`, `${ns}.events`);
+    expect(await send(stack, sink, 'mixed', '[{"x": 1}, 7, "a", {"x": "two"}, [{"x": 3}]]')).toMatchObject({ accepted: 2, rejected: 3 });
+    // No object at all is still a batch: stored, its rows rejected by the roll.
+    expect(await send(stack, sink, 'none', '[1,"a"]')).toMatchObject({ accepted: 0, rejected: 2 });
+
+    const summary = await roll(sink.id);
+    expect(summary).toMatchObject({ outcome: 'committed', batches: 2, rows: 1, rejected_rows: 6, reasons: { not_an_object: 5, type_mismatch: 1 } });
+    expect((await readBoth(stack, ns, 'events')).map((r) => r.x)).toEqual([1]);
+    expect((await getSink(stack, sink.id)).rejects).toMatchObject({ rows_total: 6, batches_with_rejects: 2 });
+    expect(await batchStatus(stack, sink.id, 'none')).toMatchObject({ state: 'rejected', rows: 2, rejected_rows: 2 });
+    expect(await batchStatus(stack, sink.id, 'mixed')).toMatchObject({ state: 'committed', rows: 5, rejected_rows: 4 });
+
+    const recipe = (await connection(stack)).sink_rejects!;
+    expect(recipe).toMatchObject({ location: `s3://${stack.env.TABLEMERE_INTAKE_BUCKET}/_sink/{sink_id}/rejects/*.ndjson`, credentials: 'platform' });
+    const expected = [
+      { batch_id: 'mixed', row: 7, reason: 'not_an_object', field: '' },
+      { batch_id: 'mixed', row: 'a', reason: 'not_an_object', field: '' },
+      { batch_id: 'mixed', row: { x: 'two' }, reason: 'type_mismatch', field: 'x' },
+      { batch_id: 'mixed', row: [{ x: 3 }], reason: 'not_an_object', field: '' },
+      { batch_id: 'none', row: 1, reason: 'not_an_object', field: '' },
+      { batch_id: 'none', row: 'a', reason: 'not_an_object', field: '' },
+    ];
+    expect(await rejectsByRecipe(recipe, sink.id, stack.env)).toEqual({ duckdb: expected, python: expected });
   });
 
   it("honours the table's schema as it is at roll time, not at intake", async () => {

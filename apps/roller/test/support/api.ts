@@ -1,4 +1,4 @@
-import { CreatedSink, SendResult, Sink, type ColumnInput } from '@tablemere/contracts';
+import { BatchStatus, Connection, CreatedSink, SendResult, Sink, type ColumnInput } from '@tablemere/contracts';
 import type { TestStack } from './stack.ts';
 
 async function call(stack: TestStack, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: any }> {
@@ -15,16 +15,34 @@ function expectStatus(what: string, answer: { status: number; body: unknown }, .
   if (!ok.includes(answer.status)) throw new Error(`${what}: ${answer.status} ${JSON.stringify(answer.body)}`);
 }
 
-/** Creates an unpartitioned table through the API. */
-export async function createTable(stack: TestStack, namespace: string, name: string, columns: ColumnInput[]): Promise<void> {
-  const answer = await call(stack, 'POST', `/v1/warehouses/${stack.warehouse}/tables`, { namespace, name, columns });
+/** Creates an unpartitioned table through the API, in the stack's warehouse unless told. */
+export async function createTable(stack: TestStack, namespace: string, name: string, columns: ColumnInput[], warehouse = stack.warehouse): Promise<void> {
+  const answer = await call(stack, 'POST', `/v1/warehouses/${warehouse}/tables`, { namespace, name, columns });
   expectStatus('create table', answer, 201);
 }
 
-export async function createSink(stack: TestStack, name: string, table: string, policy: Record<string, number> = {}): Promise<CreatedSink> {
-  const answer = await call(stack, 'POST', '/v1/sinks', { name, table, warehouse: stack.warehouse, ...policy });
+export async function createSink(stack: TestStack, name: string, table: string, policy: Record<string, number> = {}, warehouse = stack.warehouse): Promise<CreatedSink> {
+  const answer = await call(stack, 'POST', '/v1/sinks', { name, table, warehouse, ...policy });
   expectStatus('create sink', answer, 201);
   return CreatedSink.parse(answer.body);
+}
+
+/** Registers a warehouse (POST /v1/warehouses) with the request body given. */
+export async function createWarehouse(stack: TestStack, body: Record<string, unknown>): Promise<void> {
+  expectStatus('create warehouse', await call(stack, 'POST', '/v1/warehouses', body), 201);
+}
+
+/** GET /v1/connection for a warehouse (the stack's unless told). */
+export async function connection(stack: TestStack, warehouse = stack.warehouse): Promise<Connection> {
+  const answer = await call(stack, 'GET', `/v1/connection?warehouse=${warehouse}`);
+  expectStatus('connection', answer, 200);
+  return Connection.parse(answer.body);
+}
+
+export async function batchStatus(stack: TestStack, sinkId: string, batchId: string): Promise<BatchStatus> {
+  const answer = await call(stack, 'GET', `/v1/sinks/${sinkId}/batches/${batchId}`);
+  expectStatus('batch status', answer, 200);
+  return BatchStatus.parse(answer.body);
 }
 
 export async function getSink(stack: TestStack, sink: string): Promise<Sink> {

@@ -142,7 +142,7 @@ export const SinkRejects = z.object({
   rows_total: Count,
   batches_with_rejects: Count,
   last_at: Timestamp.nullable(),
-  /** `s3://<intake bucket>/_sink/<id>/rejects/`: one NDJSON file per batch with rejected rows. */
+  /** `s3://<the sink's intake bucket>/_sink/<id>/rejects/`: one NDJSON file per batch with rejected rows. */
   prefix: z.string(),
 });
 

@@ -20,25 +20,22 @@ export function createRollDeps(config: Readonly<RollerConfig>, log: Logger, metr
     requestTimeoutMs: 60_000,
     maxAttempts: 3,
   });
+  // One store per bucket of the platform, and one per warehouse with a sink_bucket, reached as
+  // the warehouse (its endpoint, region and keys; a registration never changes).
   const stores = new Map<string, ObjectStore>();
-  const warehouseClients = new Map<string, S3Client>();
-  // A warehouse's sink_bucket is reached as the warehouse: its endpoint, region and keys.
-  const warehouseClient = ({ s3: w }: InternalSink['warehouse']): S3Client => {
-    const key = JSON.stringify([w.endpoint, w.region, w.access_key_id, w.secret_access_key]);
-    let client = warehouseClients.get(key);
-    if (!client) {
-      const credentials = w.access_key_id && w.secret_access_key ? { credentials: { accessKeyId: w.access_key_id, secretAccessKey: w.secret_access_key } } : {};
-      client = createS3Client({ endpoint: w.endpoint, region: w.region, ...credentials, requestTimeoutMs: 60_000, maxAttempts: 3 });
-      warehouseClients.set(key, client);
-    }
+  const warehouseClients: S3Client[] = [];
+  const warehouseClient = ({ endpoint, region, access_key_id, secret_access_key }: InternalSink['warehouse']['s3']): S3Client => {
+    const credentials = access_key_id && secret_access_key ? { credentials: { accessKeyId: access_key_id, secretAccessKey: secret_access_key } } : {};
+    const client = createS3Client({ endpoint, region, ...credentials, requestTimeoutMs: 60_000, maxAttempts: 3 });
+    warehouseClients.push(client);
     return client;
   };
   return {
     api: new InternalApi({ url: config.api.url, secret: config.api.secret }),
     intake({ intake, warehouse }) {
-      const id = intake.identity === 'platform' ? `platform/${intake.bucket}` : `${warehouse.id}/${intake.bucket}`;
+      const id = intake.identity === 'platform' ? `platform/${intake.bucket}` : `warehouse/${warehouse.id}`;
       let store = stores.get(id);
-      if (!store) stores.set(id, (store = new ObjectStore(intake.identity === 'platform' ? s3 : warehouseClient(warehouse), intake.bucket)));
+      if (!store) stores.set(id, (store = new ObjectStore(intake.identity === 'platform' ? s3 : warehouseClient(warehouse.s3), intake.bucket)));
       return store;
     },
     catalogs: new TenantCatalogs(),
@@ -53,7 +50,7 @@ export function createRollDeps(config: Readonly<RollerConfig>, log: Logger, metr
     },
     close: () => {
       s3.destroy();
-      for (const client of warehouseClients.values()) client.destroy();
+      for (const client of warehouseClients) client.destroy();
     },
   };
 }

@@ -1,7 +1,7 @@
 import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import { createS3Client, ObjectStore, sinkPrefix } from '@tablemere/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connection, createSink, createTable, createWarehouse, getSink, send } from './support/api.ts';
+import { connection, createSink, createTable, createWarehouse, deleteSink, getSink, pendingRows, send } from './support/api.ts';
 import { intakeBatches, readBoth } from './support/expect.ts';
 import { startPrivateStore, type PrivateStore } from './support/private-store.ts';
 import { rejectsByRecipe } from './support/readers.ts';
@@ -92,6 +92,12 @@ describe("a warehouse's own sink bucket", () => {
       { batch_id: 'one', row: 3, reason: 'not_an_object', field: '' },
     ];
     expect(await rejectsByRecipe(recipe, sink.id, store.env)).toEqual({ duckdb: expected, python: expected });
+
+    // The owner's views and the delete read and clear the same bucket.
+    await send(stack, sink, 'three', [{ x: 5 }]);
+    expect((await pendingRows(stack, sink.id)).rows).toEqual([expect.objectContaining({ batch_id: 'three', row: { x: 5 } })]);
+    expect(await deleteSink(stack, sink.id)).toMatchObject({ pending_batches_discarded: 1, intake_objects_removed: 1, intake_cleared: true });
+    expect(await keysUnder(sinkPrefix(sink.id))).toEqual([`_sink/${sink.id}/rejects/one.ndjson`]);
   }, 120_000);
 
   it('answers 409 quota_exceeded when the bucket takes no writes from the warehouse, and keeps nothing', async () => {

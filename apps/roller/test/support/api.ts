@@ -1,4 +1,4 @@
-import { BatchStatus, Connection, CreatedSink, SendResult, Sink, type ColumnInput } from '@tablemere/contracts';
+import { BatchStatus, Connection, CreatedSink, DeletedSink, PendingRows, SendResult, Sink, type ColumnInput } from '@tablemere/contracts';
 import type { TestStack } from './stack.ts';
 
 async function call(stack: TestStack, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: any }> {
@@ -37,6 +37,20 @@ export async function connection(stack: TestStack, warehouse = stack.warehouse):
   const answer = await call(stack, 'GET', `/v1/connection?warehouse=${warehouse}`);
   expectStatus('connection', answer, 200);
   return Connection.parse(answer.body);
+}
+
+/** GET /v1/sinks/{id}/pending: the newest rows waiting, read from the sink's intake. */
+export async function pendingRows(stack: TestStack, sinkId: string): Promise<PendingRows> {
+  const answer = await call(stack, 'GET', `/v1/sinks/${sinkId}/pending`);
+  expectStatus('pending rows', answer, 200);
+  return PendingRows.parse(answer.body);
+}
+
+/** DELETE /v1/sinks/{id}: the pending batches are discarded and removed from the intake. */
+export async function deleteSink(stack: TestStack, sinkId: string): Promise<DeletedSink> {
+  const answer = await call(stack, 'DELETE', `/v1/sinks/${sinkId}`);
+  expectStatus('delete sink', answer, 202);
+  return DeletedSink.parse(answer.body);
 }
 
 export async function batchStatus(stack: TestStack, sinkId: string, batchId: string): Promise<BatchStatus> {

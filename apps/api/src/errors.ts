@@ -12,7 +12,7 @@ export const ERROR_CODES = {
   idempotency_key_missing: { status: 400, message: 'Send the batch id as "Idempotency-Key: <1-128 of A-Z a-z 0-9 . _ : ->"; the same id again is a replay.' },
   idempotency_key_invalid: { status: 400, message: 'The Idempotency-Key must be 1-128 characters of A-Z a-z 0-9 . _ : -; fix it and send again.' },
   not_an_array: { status: 400, message: 'The body is JSON but not an array; send a JSON array of objects, e.g. [{"x": 1}].' },
-  empty_batch: { status: 400, message: 'The array holds no JSON object; send at least one object (other elements are refused).' },
+  empty_batch: { status: 400, message: 'The array is empty: there is no row to store; send at least one object.' },
   unauthorized: { status: 401, message: 'Send a valid API key as "Authorization: Bearer al_key_...".' },
   send_only: { status: 403, message: 'Wrong kind of key for this route: a send key works only on POST /v1/sinks/{sink_id}, and that route takes only the sink\'s send key.' },
   forbidden: { status: 403, message: "This API key's level is too low for this route; use a key with required_level or higher." },

@@ -85,7 +85,7 @@ describe('GET /internal/sinks', () => {
       due_reasons: [],
       last_roll_at: null,
       lease: null,
-      intake: { bucket: api.env.TABLEMERE_INTAKE_BUCKET, prefix: `_sink/${sinkId}/`, rejects_prefix: `_sink/${sinkId}/rejects/` },
+      intake: { bucket: api.env.TABLEMERE_INTAKE_BUCKET, identity: 'platform', prefix: `_sink/${sinkId}/`, rejects_prefix: `_sink/${sinkId}/rejects/` },
       warehouse: {
         id: api.warehouseId,
         rest_uri: api.env.ICEBERG_REST_URI,

@@ -30,7 +30,8 @@ describe('a batch whose request never settled', () => {
         [sink.id],
       );
     const counted = await counters();
-    expect(counted).toEqual({ bytes: String(first.body.bytes), batches: '1', rows_accepted: '2', rows_rejected: '1' });
+    // Every element stored counts as accepted; rows are rejected (and counted) by the roll.
+    expect(counted).toEqual({ bytes: String(first.body.bytes), batches: '1', rows_accepted: '3', rows_rejected: '0' });
     // What a request that died after its PUT leaves behind: the object, a claim still storing, and nothing counted.
     await query(api.pool, `UPDATE sink_batches SET state = 'storing', response = NULL WHERE sink_id = $1 AND batch_id = 'lost-answer'`, [sink.id]);
     await query(api.pool, `UPDATE usage_ingest SET bytes = 0, batches = 0, rows_accepted = 0, rows_rejected = 0 WHERE sink_id = $1`, [sink.id]);
@@ -44,9 +45,9 @@ describe('a batch whose request never settled', () => {
       lease_id,
       roll_id: intent.roll_id,
       snapshot_id: '1234567890123456789',
-      batches: [{ batch_id: 'lost-answer', rows: 2, rejected_rows: 0 }],
+      batches: [{ batch_id: 'lost-answer', rows: 2, rejected_rows: 1 }],
       rows: 2,
-      rejected_rows: 0,
+      rejected_rows: 1,
       seconds: 0.1,
       attempts: 1,
       started_at: new Date().toISOString(),
@@ -54,8 +55,9 @@ describe('a batch whose request never settled', () => {
     });
     expect(report.status, report.text).toBe(200);
     expect(report.body).toMatchObject({ ledger: { committed: 1, unknown: 0 } });
-    // The roll settled it, so it counts it: once, as its send would have.
-    expect(await counters()).toEqual(counted);
+    // The roll settled it, so it counts it: once, as its send would have, and the row it rejected.
+    const settled = { ...counted, rows_rejected: '1' };
+    expect(await counters()).toEqual(settled);
 
     const status = await call(api.app, 'GET', `/v1/sinks/${sink.id}/batches/lost-answer`, { key: api.adminKey });
     expect(status.body).toMatchObject({ state: 'committed', snapshot_id: '1234567890123456789' });
@@ -66,6 +68,6 @@ describe('a batch whose request never settled', () => {
     expect(replay.body).toMatchObject({ accepted: 2, rejected: 1, batch_id: 'lost-answer', bytes: first.body.bytes, received_at: first.body.received_at });
     const row = await queryOne<{ state: string }>(api.pool, `SELECT state FROM sink_batches WHERE sink_id = $1 AND batch_id = 'lost-answer'`, [sink.id]);
     expect(row?.state).toBe('committed');
-    expect(await counters()).toEqual(counted);
+    expect(await counters()).toEqual(settled);
   });
 });

@@ -10,6 +10,7 @@ import { pruneLedger } from '../src/domain/maintenance.ts';
 import { call, dropNamespace, stackS3, startTestApi, suffix, type TestApi } from './support/harness.ts';
 import { createSink, createTable, newBatchId, otherApp, send } from './support/sinks.ts';
 import { stackCatalog } from '../../../tests/support/stack.ts';
+import { storeIdentities } from '../../../tests/support/store-iam.ts';
 
 let api: TestApi;
 let s3: S3Client;
@@ -59,6 +60,8 @@ const tableState = async (name: string) => {
 describe('POST /v1/sinks', () => {
   it('creates a sink with the default roll policy, shows the send key once, keeps only its digest and commits nothing', async () => {
     const before = await tableState('events');
+    const identities = await storeIdentities(api.env);
+    expect(identities.length).toBeGreaterThan(0);
     const res = await call(api.app, 'POST', '/v1/sinks', { key: keys.write, body: { name: 'events_in', table: `${ns}.events`, warehouse: 'garden' } });
     expect(res.status, res.text).toBe(201);
     const sink = CreatedSink.parse(res.body);
@@ -78,8 +81,9 @@ describe('POST /v1/sinks', () => {
     });
     expect(sink.send_key).toMatch(new RegExp(`^al_send_${sink.id.slice(4)}_[A-Za-z0-9_-]{43}$`));
     expect(sink.table_uuid).toBe((await catalog.loadTable({ namespace: ns, name: 'events' })).metadata['table-uuid']);
-    // Nothing committed, no property changed.
+    // Nothing committed, no property changed, and the store's identities did not move.
     expect(await tableState('events')).toEqual(before);
+    expect(await storeIdentities(api.env)).toEqual(identities);
     // Only the digest is stored, nowhere the key.
     const row = await queryOne<{ send_key_sha256: Buffer }>(api.pool, 'SELECT send_key_sha256 FROM sinks WHERE id = $1', [sink.id]);
     expect(row!.send_key_sha256.equals(createHash('sha256').update(sink.send_key).digest())).toBe(true);
@@ -153,10 +157,11 @@ describe('GET /v1/sinks and /v1/sinks/{id|name}', () => {
     const byName = await call(api.app, 'GET', '/v1/sinks/listing_in', { key: keys.read });
     expect(byName.status).toBe(200);
     const view = Sink.parse(byName.body);
-    expect(view.lag).toMatchObject({ batches_waiting: 2, bytes_waiting: '{"x": 1}\n{"x": 2}'.length + '{"x": 3}'.length });
+    expect(view.lag).toMatchObject({ batches_waiting: 2, bytes_waiting: '{"x": 1}\n{"x": 2}'.length + '{"x": 3}\n4'.length });
     expect(view.lag.seconds_behind).toBeGreaterThanOrEqual(0);
     expect(Date.parse(view.lag.oldest_waiting_at!)).toBeLessThanOrEqual(Date.now());
-    expect(view.received).toMatchObject({ batches: 2, rows: 3, bytes: view.lag.bytes_waiting });
+    // Every element is stored, the one that is not an object too.
+    expect(view.received).toMatchObject({ batches: 2, rows: 4, bytes: view.lag.bytes_waiting });
     expect(view.received.last_at).not.toBeNull();
     expect(view.upkeep).toEqual({ last_run: null });
     const byId = await call(api.app, 'GET', `/v1/sinks/${sink.id}`, { key: keys.read });

@@ -162,6 +162,13 @@ describe('tables through the real catalog', () => {
       // Sinks are on by default.
       sinks_note: expect.any(String),
       ingest_url: 'http://api.test:8787/v1/sinks/{sink_id}',
+      // The rejects files' read recipe; its engines run it in apps/roller/test (roll, sink-bucket).
+      sink_rejects: {
+        location: `s3://${api.env.TABLEMERE_INTAKE_BUCKET}/_sink/{sink_id}/rejects/*.ndjson`,
+        credentials: 'platform',
+        duckdb: expect.stringContaining(`read_json('s3://${api.env.TABLEMERE_INTAKE_BUCKET}/_sink/{sink_id}/rejects/*.ndjson'`),
+        python: expect.stringContaining('fs.S3FileSystem('),
+      },
     });
     expect((await call(api.app, 'GET', '/v1/connection?warehouse=garden', { key: api.adminKey })).body).toEqual(res.body);
     const missing = await call(api.app, 'GET', '/v1/connection?warehouse=nowhere', { key: api.adminKey });

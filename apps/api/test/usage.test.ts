@@ -104,11 +104,13 @@ describe('GET /v1/usage', () => {
       name: 'flow',
       bytes: first.body.bytes + second.body.bytes,
       batches: 2,
-      rows_accepted: 4,
-      rows_rejected: 1,
+      // Every element stored, the one that is not an object too; nothing is rejected before the roll.
+      rows_accepted: 5,
+      rows_rejected: 0,
     });
 
-    // The roller's view sees both batches pending; it rolls them, rejecting the row whose x is a string.
+    // The roller's view sees both batches pending; it rolls them, rejecting the row whose x is a
+    // string and the element that is not an object.
     const view = InternalSinkList.parse((await api.callInternal('GET', '/internal/sinks')).body).sinks.find((s) => s.id === sink.id)!;
     expect(view.pending).toMatchObject({ batches: 2, bytes: first.body.bytes + second.body.bytes, oldest_received_at: first.body.received_at, newest_received_at: second.body.received_at });
     const { lease_id } = Lease.parse((await api.callInternal('POST', `/internal/sinks/${sink.id}/lease`, { roller_id: 'flow-roller', ttl_seconds: 60 })).body);
@@ -120,11 +122,11 @@ describe('GET /v1/usage', () => {
       roll_id: intent.roll_id,
       snapshot_id: '4611686018427387904',
       batches: [
-        { batch_id: 'flow-1', rows: 2, rejected_rows: 1 },
+        { batch_id: 'flow-1', rows: 2, rejected_rows: 2 },
         { batch_id: 'flow-2', rows: 1, rejected_rows: 0 },
       ],
       rows: 3,
-      rejected_rows: 1,
+      rejected_rows: 2,
       seconds: 0.8,
       attempts: 1,
       started_at: new Date().toISOString(),
@@ -132,16 +134,16 @@ describe('GET /v1/usage', () => {
     });
     expect(report.status, report.text).toBe(200);
 
-    expect(await usageOf()).toMatchObject({ batches: 2, rows_accepted: 4, rows_rejected: 2 });
+    expect(await usageOf()).toMatchObject({ batches: 2, rows_accepted: 5, rows_rejected: 2 });
     const got = await call(api.app, 'GET', `/v1/sinks/${sink.id}`, { key: api.adminKey });
     expect(got.status, got.text).toBe(200);
     const shown = Sink.parse(got.body);
     expect(shown.lag).toMatchObject({ batches_waiting: 0, bytes_waiting: 0 });
-    expect(shown.last_roll).toMatchObject({ batches: 2, rows: 3, rejected_rows: 1, snapshot_id: '4611686018427387904', seconds: 0.8 });
-    expect(shown.rejects).toMatchObject({ rows_total: 1, batches_with_rejects: 1 });
+    expect(shown.last_roll).toMatchObject({ batches: 2, rows: 3, rejected_rows: 2, snapshot_id: '4611686018427387904', seconds: 0.8 });
+    expect(shown.rejects).toMatchObject({ rows_total: 2, batches_with_rejects: 1 });
     expect(shown.rejects.last_at).not.toBeNull();
     const status = await call(api.app, 'GET', `/v1/sinks/${sink.id}/batches/flow-1`, { key: api.adminKey });
-    expect(status.body).toMatchObject({ state: 'committed', snapshot_id: '4611686018427387904', rejected_rows: 1 });
+    expect(status.body).toMatchObject({ state: 'committed', snapshot_id: '4611686018427387904', rows: 4, rejected_rows: 2 });
     expect((await call(api.app, 'DELETE', `/v1/sinks/${sink.id}`, { key: api.adminKey })).status).toBe(202);
   });
 });

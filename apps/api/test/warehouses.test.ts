@@ -89,7 +89,7 @@ describe('warehouse registration', () => {
       ['wh-bearer', 'bearer'],
     ]);
     for (const w of res.body.warehouses) expect(Object.keys(w.auth)).toEqual(['type']);
-    for (const w of res.body.warehouses) expect(Object.keys(w.s3).sort()).toEqual(['endpoint', 'region']);
+    for (const w of res.body.warehouses) expect(Object.keys(w.s3).sort()).toEqual(['endpoint', 'region', 'sink_bucket']);
   });
 
   it('answers 409 warehouse_exists for a taken name', async () => {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { type Batch, MAX_BATCH_BYTES, batchId, checkBatchIdPrefix, maxRowBytes, packBatches } from './batches.ts';
+import { type Batch, MAX_BATCH_BYTES, batchId, checkBatchId, maxRowBytes, packBatches } from './batches.ts';
 import { CliError } from './errors.ts';
 import { scanRows } from './json-input.ts';
 
@@ -8,10 +8,10 @@ async function* bytesOf(text: Buffer, chunk = 64 * 1024): AsyncGenerator<Buffer>
   for (let i = 0; i < text.length; i += chunk) yield text.subarray(i, i + chunk);
 }
 
-async function pack(input: Buffer, maxBatchBytes = MAX_BATCH_BYTES, batchIdPrefix?: string): Promise<Batch[]> {
+async function pack(input: Buffer, maxBatchBytes = MAX_BATCH_BYTES, given?: string): Promise<Batch[]> {
   const rows = scanRows(bytesOf(input), { maxRowBytes: maxRowBytes(maxBatchBytes), source: 'in' });
   const out: Batch[] = [];
-  for await (const batch of packBatches(rows, { maxBatchBytes, ...(batchIdPrefix ? { batchIdPrefix } : {}) })) out.push(batch);
+  for await (const batch of packBatches(rows, { maxBatchBytes, ...(given ? { batchId: given } : {}) })) out.push(batch);
   return out;
 }
 
@@ -68,8 +68,19 @@ describe('packBatches', () => {
     const sha = createHash('sha256').update(first[0]!.body).digest('hex');
     expect(first[0]!.id).toBe(`${sha.slice(0, 24)}-1`);
 
-    const prefixed = await pack(input, 1000, 'nightly.2026-09-21');
-    expect(prefixed.map((batch) => batch.id)).toEqual(first.map((_, i) => `nightly.2026-09-21-${i + 1}`));
+    const named = await pack(input, 1000, 'nightly.2026-09-21');
+    expect(named.map((batch) => batch.id)).toEqual(first.map((_, i) => (i === 0 ? 'nightly.2026-09-21' : `nightly.2026-09-21-${i + 1}`)));
+  });
+
+  it('--batch-id ID names a send that is one batch exactly ID', async () => {
+    const one = await pack(Buffer.from('{"x":1}\n{"x":2}\n'), MAX_BATCH_BYTES, 'run-7');
+    expect(one.map((batch) => batch.id)).toEqual(['run-7']);
+  });
+
+  it('refuses a --batch-id whose later parts would pass 128 characters, naming the part', async () => {
+    const id = 'x'.repeat(127);
+    expect(batchId(Buffer.from('[]'), 1, id)).toBe(id);
+    expect(() => batchId(Buffer.from('[]'), 2, id)).toThrow(/part 2 would be named x+-2, longer than 128 characters/);
   });
 
   it('gives equal bodies at different places different ids', () => {
@@ -78,10 +89,11 @@ describe('packBatches', () => {
   });
 });
 
-describe('checkBatchIdPrefix', () => {
-  it('accepts the Idempotency-Key alphabet and refuses anything else', () => {
-    expect(checkBatchIdPrefix('run:2026-09-21T12.00_a')).toBe('run:2026-09-21T12.00_a');
-    for (const bad of ['', 'a b', 'a/b', 'é', 'x'.repeat(101)]) expect(() => checkBatchIdPrefix(bad)).toThrow(CliError);
+describe('checkBatchId', () => {
+  it('accepts any Idempotency-Key and refuses anything else', () => {
+    expect(checkBatchId('run:2026-09-21T12.00_a')).toBe('run:2026-09-21T12.00_a');
+    expect(checkBatchId('x'.repeat(128))).toBe('x'.repeat(128));
+    for (const bad of ['', 'a b', 'a/b', 'é', 'x'.repeat(129)]) expect(() => checkBatchId(bad)).toThrow(CliError);
   });
 });
 

@@ -30,33 +30,35 @@ export interface Batch {
 /** Characters the send route accepts in an Idempotency-Key, and its length. */
 export const BATCH_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
 
-/** Room left in a batch id for `-<part>` after a `--batch-id` prefix. */
-export const MAX_BATCH_ID_PREFIX = 100;
-
-/** Checks a `--batch-id` prefix before anything is read or sent. */
-export function checkBatchIdPrefix(prefix: string): string {
-  if (!BATCH_ID_PATTERN.test(prefix) || prefix.length > MAX_BATCH_ID_PREFIX) {
-    throw usageError(`--batch-id '${prefix}': use 1-${MAX_BATCH_ID_PREFIX} characters of A-Z a-z 0-9 . _ : -`);
-  }
-  return prefix;
+/** Checks a `--batch-id` before anything is read or sent: any Idempotency-Key will do. */
+export function checkBatchId(id: string): string {
+  if (!BATCH_ID_PATTERN.test(id)) throw usageError(`--batch-id '${id}': use 1-128 characters of A-Z a-z 0-9 . _ : -`);
+  return id;
 }
 
 /**
- * The batch id of one part. With a prefix (`--batch-id`) it is `<prefix>-<part>`; without one,
- * `<24 hex of the body's SHA-256>-<part>`. Both depend only on the input (the split is
- * deterministic), so sending the same input again names the same batches and the intake
- * answers each from its ledger instead of storing it twice. The part number keeps two equal
- * bodies within one input apart.
+ * The batch id of one part. With `--batch-id ID` the first part is exactly ID and the others
+ * `ID-2`, `ID-3`, ... (so a send that is one batch is the batch ID, and a stream need not know
+ * ahead whether more parts follow); without it, `<24 hex of the body's SHA-256>-<part>`. Both
+ * depend only on the input (the split is deterministic), so sending the same input again names
+ * the same batches and the intake answers each from its ledger instead of storing it twice.
+ * The part number keeps two equal bodies within one input apart.
  */
-export function batchId(body: Buffer, part: number, prefix?: string): string {
-  const head = prefix ?? createHash('sha256').update(body).digest('hex').slice(0, 24);
-  return `${head}-${part}`;
+export function batchId(body: Buffer, part: number, given?: string): string {
+  if (given !== undefined) {
+    if (part === 1) return given;
+    const id = `${given}-${part}`;
+    if (id.length > 128) throw usageError(`--batch-id '${given}': part ${part} would be named ${id}, longer than 128 characters; use a shorter id`);
+    return id;
+  }
+  return `${createHash('sha256').update(body).digest('hex').slice(0, 24)}-${part}`;
 }
 
 export interface PackOptions {
   /** Default MAX_BATCH_BYTES; smaller in tests. */
   readonly maxBatchBytes?: number;
-  readonly batchIdPrefix?: string;
+  /** `--batch-id`: the first batch's id, and the stem of the others'. */
+  readonly batchId?: string;
 }
 
 /**
@@ -76,7 +78,7 @@ export async function* packBatches(rows: AsyncIterable<InputRow>, options: PackO
     pieces.push(CLOSE);
     const body = Buffer.concat(pieces, size);
     part += 1;
-    const batch = { part, id: batchId(body, part, options.batchIdPrefix), body, rows: held.length, firstRow };
+    const batch = { part, id: batchId(body, part, options.batchId), body, rows: held.length, firstRow };
     held = [];
     size = BRACKETS;
     return batch;

@@ -13,7 +13,7 @@ export type CliErrorKind =
   | 'unavailable'
   /** A fault inside the CLI itself. */
   | 'internal'
-  /** `sink send` stored every batch, but the intake refused some of their rows (not JSON objects). */
+  /** `sink send` stored every batch, but some rows are not JSON objects (the roll rejects them). */
   | 'rows_refused';
 
 export const exitCodes: Readonly<Record<CliErrorKind, number>> = Object.freeze({
@@ -52,7 +52,7 @@ Exit codes:
      URL/key configured (the API is not called)
   3  the API could not be reached, timed out, failed (5xx) or answered something unreadable
   4  internal error in tablemere itself
-  5  sink send: every batch was stored, but the intake refused some rows (elements
-     that are not JSON objects); the totals say how many
+  5  sink send: every batch was stored, but some rows are not JSON objects (the
+     roll rejects them as not_an_object); the totals say how many
 Every failure ends with one line on stderr: "error: ..." (sink send prints its totals on
 stdout first, and the first refused rows on stderr).`;

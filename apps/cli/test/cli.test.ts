@@ -161,10 +161,20 @@ describe('tablemere connect', () => {
 
   it('ends with the sinks note and shows the ingest URL while sinks are on', () => {
     expect(output).toMatch(new RegExp(`\n  sink ingest URL\\s+${api.url}/v1/sinks/\\{sink_id\\}\n`));
-    const note = output.slice(output.indexOf('\n# Sinks\n') + 1).trimEnd().split('\n');
+    const from = output.slice(output.indexOf('\n# Sinks\n') + 1);
+    const note = from.slice(0, from.indexOf('\n\n')).split('\n');
     expect(note[0]).toBe('# Sinks');
     expect(note.slice(1).every((line) => line.startsWith('# ') && line.length <= 96)).toBe(true);
     expect(note.slice(1).join(' ')).toContain('tablemere sink create');
+  });
+
+  it('ends with the read recipe of the sinks\' rejects files, for DuckDB and Python', () => {
+    const bucket = stackEnv().TABLEMERE_INTAKE_BUCKET!;
+    const recipe = output.slice(output.indexOf('\n# Sink rejects: ') + 1).trimEnd().split('\n');
+    expect(recipe[0]).toBe(`# Sink rejects: s3://${bucket}/_sink/{sink_id}/rejects/*.ndjson`);
+    expect(recipe).toContain('-- DuckDB (the S3 secret above)');
+    expect(recipe.find((line) => line.startsWith('SELECT * FROM read_json('))).toContain(`'s3://${bucket}/_sink/{sink_id}/rejects/*.ndjson'`);
+    expect(recipe.slice(recipe.indexOf('# Python (pyarrow)') + 1)).toEqual(expect.arrayContaining(['from pyarrow import fs', expect.stringMatching(/^rejects = \[json\.loads/)]));
   });
 
   it('prints a PyIceberg snippet that loads the table: x required long, who optional string', async () => {

@@ -178,28 +178,43 @@ describe('tablemere sink send', () => {
     expect((await sinkJson('events_in')).received).toMatchObject({ batches: 3, rows: big.rows });
   });
 
-  it('reads standard input with --send-key and a batch id prefix', async () => {
+  it('reads standard input with $TABLEMERE_SEND_KEY; --batch-id ID names a one-batch send exactly ID', async () => {
     const key = KeyFile.parse(JSON.parse(readFileSync(keyFile, 'utf8'))).send_key;
     const result = await runCli(['sink', 'send', '-', '--batch-id', 'stdin.1'], {
       env: { TABLEMERE_API_URL: api.url, TABLEMERE_SEND_KEY: key },
       input: '[{"x": -1, "who": "stdin"}, {"x": -2}]',
     });
     ok(result);
-    expect(result.stdout).toContain('batch stdin.1-1  ');
+    expect(result.stdout).toContain('batch stdin.1  ');
     expect(result.stdout).toContain('2 rows accepted, 0 refused');
+    expect(BatchStatus.parse(JSON.parse(ok(await tablemere(['sink', 'status', 'events_in', '--batch', 'stdin.1', '--json'])).stdout)).state).toBe('pending');
   });
 
-  it('exits 5 when the intake refuses elements that are not objects, naming them', async () => {
+  it('--send-key K sends with the key itself; elements that are not objects are stored, named, and exit 5', async () => {
+    const key = KeyFile.parse(JSON.parse(readFileSync(keyFile, 'utf8'))).send_key;
     const file = path.join(work, 'mixed.json');
     writeFileSync(file, '[{"x": 100}, 7, {"x": 101}, "text"]');
-    const result = await producer(['sink', 'send', 'events_in', file, '--send-key-file', keyFile]);
+    const result = await producer(['sink', 'send', sinkId, file, '--send-key', key, '--batch-id', 'mixed'], { TABLEMERE_API_URL: api.url });
     expect(result.code).toBe(5);
+    expect(result.stdout).toContain('batch mixed  ');
     expect(result.stdout).toContain('2 rows accepted, 2 refused');
-    expect(result.stderr.split('\n').slice(0, 2)).toEqual([
-      expect.stringMatching(/^row 2 \(batch [0-9a-f]{24}-1, element 1\): not_an_object$/),
-      expect.stringMatching(/^row 4 \(batch [0-9a-f]{24}-1, element 3\): not_an_object$/),
-    ]);
-    failed(result, 5, /^error: 2 rows were refused by the intake: only JSON objects are stored$/);
+    expect(result.stderr.split('\n').slice(0, 2)).toEqual(['row 2 (batch mixed, element 1): not_an_object', 'row 4 (batch mixed, element 3): not_an_object']);
+    failed(result, 5, /^error: 2 rows are not a JSON object: stored, and the roll rejects them as not_an_object \(see: tablemere sink rejects\)$/);
+    // A key of the wrong shape is refused before anything is sent.
+    failed(await producer(['sink', 'send', file, '--send-key', 'al_send_nope'], { TABLEMERE_API_URL: api.url }), 2, /^error: --send-key: not a send key/);
+  });
+
+  it('--batch-id ID on a send of several batches names them ID, ID-2, ... and says so', async () => {
+    const file = path.join(work, 'two-batches.ndjson');
+    const row = `{"x": 1, "who": "${'w'.repeat(1000)}"}`;
+    writeFileSync(file, `${Array.from({ length: 17_000 }, () => row).join('\n')}\n`);
+    const shown = ok(await tablemere(['sink', 'create', api.warehouse, '--table', `${namespace}.gone`, '--name', 'multi_in', '--show-key']));
+    const key = /send key\s+(al_send_\S+)\n/.exec(shown.stdout)![1]!;
+    const result = ok(await producer(['sink', 'send', file, '--send-key', key, '--batch-id', 'multi'], { TABLEMERE_API_URL: api.url }));
+    const lines = result.stdout.trimEnd().split('\n');
+    expect(lines.filter((line) => line.startsWith('batch ')).map((line) => line.split(' ')[1])).toEqual(['multi', 'multi-2']);
+    expect(lines).toContain('--batch-id multi: 2 batches, named multi (the first) and multi-2, in input order');
+    ok(await tablemere(['sink', 'delete', 'multi_in', '--discard-pending']));
   });
 
   it('refuses bad input before sending anything (exit 2)', async () => {
@@ -235,11 +250,11 @@ describe('watching a sink', () => {
     const before = await sinkJson('events_in');
     const result = await tablemere(['sink', 'tail', 'events_in', '-n', '3']);
     expect(result.code).toBe(0);
-    expect(result.stderr).toBe(`${(big.rows + 4).toLocaleString('en-US')} rows in 5 batches waiting; the newest 3, oldest first:\n`);
+    expect(result.stderr).toBe(`${(big.rows + 6).toLocaleString('en-US')} rows in 5 batches waiting; the newest 3, oldest first:\n`);
     const lines = result.stdout.trimEnd().split('\n');
-    expect(lines[0]).toMatch(/^stdin\.1-1:2 {2}\((just now|\d+ s ago)\) {2}\{"x":-2\}$/);
-    // The newest batch is the mixed one: its objects were stored, its other elements refused.
-    expect(lines.map((line) => line.split('  ').at(-1))).toEqual(['{"x":-2}', '{"x":100}', '{"x":101}']);
+    expect(lines[0]).toMatch(/^mixed:2 {2}\((just now|\d+ s ago)\) {2}7$/);
+    // The newest batch is the mixed one: every element was stored, objects or not.
+    expect(lines.map((line) => line.split('  ').at(-1))).toEqual(['7', '{"x":101}', '"text"']);
     const json = PendingRows.parse(JSON.parse(ok(await tablemere(['sink', 'tail', 'events_in', '--json', '-n', '1000'])).stdout));
     expect(json.rows).toHaveLength(1000);
     expect(json.truncated).toBe(true);
@@ -288,10 +303,10 @@ describe('after the roll', () => {
     expect(committed.state).toBe('committed');
     expect(committed.snapshot_id).toMatch(/^\d+$/);
     const sink = await sinkJson('events_in');
-    expect(sink.last_roll).toMatchObject({ rows: big.rows + 4, rejected_rows: 0 });
+    expect(sink.last_roll).toMatchObject({ rows: big.rows + 4, rejected_rows: 2 });
     const got = ok(await tablemere(['sink', 'get', 'events_in'])).stdout;
     expect(got).toMatch(/\n {2}waiting\s+nothing\n/);
-    expect(got).toMatch(new RegExp(`\\n {2}last roll\\s+(just now|\\d+ s ago): 5 batches, [\\d,]+ rows, 0 rows rejected, snapshot ${sink.last_roll!.snapshot_id}, took \\d+\\.\\d s\\n`));
+    expect(got).toMatch(new RegExp(`\\n {2}last roll\\s+(just now|\\d+ s ago): 5 batches, [\\d,]+ rows, 2 rows rejected, snapshot ${sink.last_roll!.snapshot_id}, took \\d+\\.\\d s\\n`));
   });
 
   it('rejects lists the rows the roll refused; --rows gives them back exactly, ready to send again', async () => {
@@ -301,22 +316,25 @@ describe('after the roll', () => {
     ok(await producer(['sink', 'send', file, '--send-key-file', keyFile, '--batch-id', 'bad']));
     expect(await rollOnce(api, sinkId)).toMatchObject({ status: 'rolled', outcome: 'committed' });
 
+    // Files in batch id order: `bad`, then `mixed` (rolled before, its elements that are not objects).
     const human = ok(await tablemere(['sink', 'rejects', 'events_in'])).stdout.trimEnd().split('\n');
     expect(human.filter((line) => !line.startsWith('  '))).toEqual([
-      expect.stringMatching(/^bad-1:1 {2}type_mismatch x: .* \(rolled (just now|\d+ s ago)\)$/),
-      expect.stringMatching(/^bad-1:2 {2}missing_required x: /),
-      expect.stringMatching(/^bad-1:3 {2}unknown_field color: /),
-      expect.stringMatching(/^bad-1:4 {2}type_mismatch x: /),
+      expect.stringMatching(/^bad:1 {2}type_mismatch x: .* \(rolled (just now|\d+ s ago)\)$/),
+      expect.stringMatching(/^bad:2 {2}missing_required x: /),
+      expect.stringMatching(/^bad:3 {2}unknown_field color: /),
+      expect.stringMatching(/^bad:4 {2}type_mismatch x: /),
+      expect.stringMatching(/^mixed:1 {2}not_an_object: a row must be a JSON object/),
+      expect.stringMatching(/^mixed:2 {2}not_an_object: /),
     ]);
     const rows = ok(await tablemere(['sink', 'rejects', 'events_in', '--rows'])).stdout;
-    expect(rows).toBe(`${bad.join('\n')}\n`);
+    expect(rows).toBe(`${[...bad, '7', '"text"'].join('\n')}\n`);
     const json = ok(await tablemere(['sink', 'rejects', 'events_in', '--json', '--since', '10m'])).stdout.trimEnd().split('\n');
-    expect(json.map((line) => RejectedRow.parse(JSON.parse(line)).reason)).toEqual(['type_mismatch', 'missing_required', 'unknown_field', 'type_mismatch']);
+    expect(json.map((line) => RejectedRow.parse(JSON.parse(line)).reason)).toEqual(['type_mismatch', 'missing_required', 'unknown_field', 'type_mismatch', 'not_an_object', 'not_an_object']);
     expect(json[3]).toContain('"row":{"x":12345678901234567890}');
 
     const future = await tablemere(['sink', 'rejects', 'events_in', '--since', '2099-01-01T00:00:00Z']);
     expect([future.code, future.stdout, future.stderr]).toEqual([0, '', 'no rejects since 2099-01-01T00:00:00Z\n']);
-    expect(ok(await tablemere(['sink', 'get', 'events_in'])).stdout).toMatch(/\n {2}rejects\s+4 rows in 1 batch, last .*; see: tablemere sink rejects events_in\n/);
+    expect(ok(await tablemere(['sink', 'get', 'events_in'])).stdout).toMatch(/\n {2}rejects\s+6 rows in 2 batches, last .*; see: tablemere sink rejects events_in\n/);
   });
 });
 

@@ -1,3 +1,5 @@
+import type { S3Client } from '@aws-sdk/client-s3';
+import type { InternalSink } from '@tablemere/contracts';
 import { createS3Client, ObjectStore } from '@tablemere/store';
 import type { Logger } from 'pino';
 import type { RollerConfig } from './config.ts';
@@ -18,12 +20,22 @@ export function createRollDeps(config: Readonly<RollerConfig>, log: Logger, metr
     requestTimeoutMs: 60_000,
     maxAttempts: 3,
   });
+  // One store per bucket of the platform, and one per warehouse with a sink_bucket, reached as
+  // the warehouse (its endpoint, region and keys; a registration never changes).
   const stores = new Map<string, ObjectStore>();
+  const warehouseClients: S3Client[] = [];
+  const warehouseClient = ({ endpoint, region, access_key_id, secret_access_key }: InternalSink['warehouse']['s3']): S3Client => {
+    const credentials = access_key_id && secret_access_key ? { credentials: { accessKeyId: access_key_id, secretAccessKey: secret_access_key } } : {};
+    const client = createS3Client({ endpoint, region, ...credentials, requestTimeoutMs: 60_000, maxAttempts: 3 });
+    warehouseClients.push(client);
+    return client;
+  };
   return {
     api: new InternalApi({ url: config.api.url, secret: config.api.secret }),
-    intake(bucket) {
-      let store = stores.get(bucket);
-      if (!store) stores.set(bucket, (store = new ObjectStore(s3, bucket)));
+    intake({ intake, warehouse }) {
+      const id = intake.identity === 'platform' ? `platform/${intake.bucket}` : `warehouse/${warehouse.id}`;
+      let store = stores.get(id);
+      if (!store) stores.set(id, (store = new ObjectStore(intake.identity === 'platform' ? s3 : warehouseClient(warehouse.s3), intake.bucket)));
       return store;
     },
     catalogs: new TenantCatalogs(),
@@ -36,7 +48,10 @@ export function createRollDeps(config: Readonly<RollerConfig>, log: Logger, metr
       leaseMarginMs: Math.min(30_000, (config.leaseSeconds * 1000) / 4),
       upkeep: config.upkeep,
     },
-    close: () => s3.destroy(),
+    close: () => {
+      s3.destroy();
+      for (const client of warehouseClients) client.destroy();
+    },
   };
 }
 

@@ -47,7 +47,7 @@ async function underLease<T>(deps: RollDeps, sink: InternalSink, options: SinkRo
     lease,
     deps,
     log,
-    intake: deps.intake(sink.intake.bucket),
+    intake: deps.intake(sink),
     startedAt: new Date(started),
     signal: AbortSignal.any([lease.signal, options.stop]),
     phases: {},

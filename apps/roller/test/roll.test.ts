@@ -1,8 +1,9 @@
 import { commitSchemaChange, currentSchema, findInAncestry } from '@tablemere/iceberg';
+import { BATCH_CONTENT_TYPE, batchKey } from '@tablemere/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSink, createTable, getSink, send } from './support/api.ts';
+import { batchStatus, connection, createSink, createTable, getSink, send } from './support/api.ts';
 import { columnNames, intakeBatches, micros, readBoth, receivedOf, rejectsOf } from './support/expect.ts';
-import { pyicebergSnapshots } from './support/readers.ts';
+import { pyicebergSnapshots, rejectsByRecipe } from './support/readers.ts';
 import { runCli, summaries } from './support/roller.ts';
 import { startTestStack, suffix, type TestStack } from './support/stack.ts';
 
@@ -121,6 +122,97 @@ describe('a roll, end to end', () => {
     expect(view.lag.batches_waiting).toBe(0);
     expect(view.rejects).toMatchObject({ rows_total: 2, batches_with_rejects: 1 });
     expect(view.last_roll).toMatchObject({ batches: 1, rows: 0, rejected_rows: 2, snapshot_id: null });
+  });
+
+  it('rejects elements that are not objects row by row (not_an_object), where the read recipe of GET /v1/connection finds them', async () => {
+    const ns = await table([{ name: 'x', type: 'long', required: true }]);
+    const sink = await createSink(stack, `mixed_${suffix()}`, `${ns}.events`);
+    expect(await send(stack, sink, 'mixed', '[{"x": 1}, 7, "a", {"x": "two"}, [{"x": 3}]]')).toMatchObject({ accepted: 2, rejected: 3 });
+    // No object at all is still a batch: stored, its rows rejected by the roll.
+    expect(await send(stack, sink, 'none', '[1,"a"]')).toMatchObject({ accepted: 0, rejected: 2 });
+
+    const summary = await roll(sink.id);
+    expect(summary).toMatchObject({ outcome: 'committed', batches: 2, rows: 1, rejected_rows: 6, reasons: { not_an_object: 5, type_mismatch: 1 } });
+    expect((await readBoth(stack, ns, 'events')).map((r) => r.x)).toEqual([1]);
+    expect((await getSink(stack, sink.id)).rejects).toMatchObject({ rows_total: 6, batches_with_rejects: 2 });
+    expect(await batchStatus(stack, sink.id, 'none')).toMatchObject({ state: 'rejected', rows: 2, rejected_rows: 2 });
+    expect(await batchStatus(stack, sink.id, 'mixed')).toMatchObject({ state: 'committed', rows: 5, rejected_rows: 4 });
+
+    const recipe = (await connection(stack)).sink_rejects!;
+    expect(recipe).toMatchObject({ location: `s3://${stack.env.TABLEMERE_INTAKE_BUCKET}/_sink/{sink_id}/rejects/*.ndjson`, credentials: 'platform' });
+    const expected = [
+      { batch_id: 'mixed', row: 7, reason: 'not_an_object', field: '' },
+      { batch_id: 'mixed', row: 'a', reason: 'not_an_object', field: '' },
+      { batch_id: 'mixed', row: { x: 'two' }, reason: 'type_mismatch', field: 'x' },
+      { batch_id: 'mixed', row: [{ x: 3 }], reason: 'not_an_object', field: '' },
+      { batch_id: 'none', row: 1, reason: 'not_an_object', field: '' },
+      { batch_id: 'none', row: 'a', reason: 'not_an_object', field: '' },
+    ];
+    expect(await rejectsByRecipe(recipe, sink.id, stack.env)).toEqual({ duckdb: expected, python: expected });
+  });
+
+  it('leaves the metadata-retention properties an owner already set as they are, and a table with both and the column untouched', async () => {
+    const owner = { 'write.metadata.delete-after-commit.enabled': 'false', 'write.metadata.previous-versions-max': '50' };
+    const prepared = await table([{ name: 'x', type: 'long', required: true }]);
+    const bare = await table([{ name: 'x', type: 'long', required: true }]);
+    const ident = (namespace: string) => ({ namespace, name: 'events' });
+    const base = async (namespace: string) => (await stack.catalog.loadTable(ident(namespace))).metadata;
+    await commitSchemaChange(stack.catalog, ident(prepared), await base(prepared), {
+      addColumns: [{ name: '__ingest_ts', type: 'timestamptz' }],
+      setProperties: owner,
+    });
+    await commitSchemaChange(stack.catalog, ident(bare), await base(bare), { setProperties: owner });
+
+    // The column and both properties already there: the roll's append is the only commit.
+    const before = await base(prepared);
+    const sink = await createSink(stack, `prepared_${suffix()}`, `${prepared}.events`);
+    await send(stack, sink, 'p-1', [{ x: 1 }]);
+    expect(await roll(sink.id)).toMatchObject({ outcome: 'committed', rows: 1 });
+    const after = await base(prepared);
+    expect(after.properties).toMatchObject(owner);
+    expect(after.schemas).toEqual(before.schemas);
+    expect(after['current-schema-id']).toBe(before['current-schema-id']);
+    expect(before.snapshots ?? []).toEqual([]);
+    expect(after.snapshots!.map((s) => s.summary.operation)).toEqual(['append']);
+
+    // Both properties, no column: the column is added, the properties keep the owner's values.
+    const other = await createSink(stack, `bare_${suffix()}`, `${bare}.events`);
+    await send(stack, other, 'b-1', [{ x: 2 }]);
+    expect(await roll(other.id)).toMatchObject({ outcome: 'committed', rows: 1 });
+    expect((await base(bare)).properties).toMatchObject(owner);
+    expect(await columnNames(stack, bare, 'events')).toEqual(['x', '__ingest_ts']);
+    expect((await readBoth(stack, bare, 'events')).map((r) => r.x)).toEqual([2]);
+  });
+
+  it('rejects a batch it cannot parse whole as batch_unreadable, and the roll goes on with the others', async () => {
+    const ns = await table([{ name: 'x', type: 'long', required: true }]);
+    const sink = await createSink(stack, `unreadable_${suffix()}`, `${ns}.events`);
+    await send(stack, sink, 'garbled', [{ x: 1 }, { x: 2 }]);
+    await send(stack, sink, 'not-text', [{ x: 3 }]);
+    await send(stack, sink, 'fine', [{ x: 4 }]);
+    // What the store holds no longer parses (a damaged or replaced object): every line goes to rejects.
+    const replace = async (batchId: string, body: Buffer) => {
+      const key = batchKey(sink.id, batchId);
+      const { head } = await stack.intake.get(key);
+      await stack.intake.put(key, body, { contentType: BATCH_CONTENT_TYPE, metadata: head.metadata });
+    };
+    await replace('garbled', Buffer.from('{"x": 1}\n{"x": 2\n'));
+    const binary = Buffer.from([0x7b, 0xff, 0xfe, 0x7d]);
+    await replace('not-text', binary);
+
+    const summary = await roll(sink.id);
+    expect(summary).toMatchObject({ outcome: 'committed', batches: 3, rows: 1, rejected_rows: 3, reasons: { batch_unreadable: 3 } });
+    expect((await readBoth(stack, ns, 'events')).map((r) => r.x)).toEqual([4]);
+    expect(await rejectsOf(stack, sink.id, 'garbled')).toEqual([
+      expect.objectContaining({ batch_id: 'garbled', row: '{"x": 1}', reason: 'batch_unreadable' }),
+      expect.objectContaining({ batch_id: 'garbled', row: '{"x": 2', reason: 'batch_unreadable' }),
+    ]);
+    expect(await rejectsOf(stack, sink.id, 'not-text')).toEqual([
+      expect.objectContaining({ batch_id: 'not-text', row: null, row_base64: binary.toString('base64'), reason: 'batch_unreadable' }),
+    ]);
+    expect(await intakeBatches(stack, sink.id)).toEqual([]);
+    expect((await getSink(stack, sink.id)).rejects).toMatchObject({ rows_total: 3, batches_with_rejects: 2 });
+    expect(await batchStatus(stack, sink.id, 'garbled')).toMatchObject({ state: 'rejected' });
   });
 
   it("honours the table's schema as it is at roll time, not at intake", async () => {

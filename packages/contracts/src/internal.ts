@@ -95,6 +95,11 @@ export const InternalSink = z.object({
   warehouse: InternalWarehouse,
   intake: z.object({
     bucket: z.string(),
+    /**
+     * Whose credentials reach the bucket: the platform's store (its own intake bucket), or the
+     * warehouse's `s3` (a sink_bucket of the warehouse).
+     */
+    identity: z.enum(['platform', 'warehouse']),
     /** `_sink/<sink_id>/`: the pending batches, `<batch_id>.ndjson`. */
     prefix: z.string(),
     /** `_sink/<sink_id>/rejects/`. */

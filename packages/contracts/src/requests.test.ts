@@ -56,7 +56,7 @@ describe('CreateWarehouseRequest', () => {
       rest_uri: warehouse.rest_uri,
       warehouse: warehouse.warehouse,
       auth: warehouse.auth,
-      s3: warehouse.s3,
+      s3: { ...warehouse.s3, sink_bucket: null },
       created_at: '2026-11-29T09:00:00.000Z',
     });
     expect(JSON.stringify(shown)).not.toContain('adminsecret');

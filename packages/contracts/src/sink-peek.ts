@@ -50,7 +50,7 @@ export type RejectedRow = z.infer<typeof RejectedRow>;
  */
 export const RejectsPage = z.object({
   sink_id: SinkId,
-  /** `s3://<intake bucket>/_sink/<id>/rejects/`: where the files are, for engines reading them directly. */
+  /** `s3://<the sink's intake bucket>/_sink/<id>/rejects/`: where the files are, for engines reading them directly. */
   prefix: z.string(),
   rejects: z.array(RejectedRow),
   next_cursor: z.string().nullable(),

@@ -86,7 +86,7 @@ export const SinkLag = z.object({
 /** Everything the intake accepted (202) since the sink was created, replays not counted again. */
 export const SinkReceived = z.object({
   batches: Count,
-  /** Objects stored for the roller. */
+  /** Elements stored for the roller, every one (the roll rejects those that are not objects). */
   rows: Count,
   /** Bytes stored (the NDJSON objects). */
   bytes: Count,
@@ -152,7 +152,7 @@ export const SinkRejects = z.object({
   rows_total: Count,
   batches_with_rejects: Count,
   last_at: Timestamp.nullable(),
-  /** `s3://<intake bucket>/_sink/<id>/rejects/`: one NDJSON file per batch with rejected rows. */
+  /** `s3://<the sink's intake bucket>/_sink/<id>/rejects/`: one NDJSON file per batch with rejected rows. */
   prefix: z.string(),
 });
 
@@ -218,7 +218,7 @@ export const DeletedSink = z.object({
 });
 export type DeletedSink = z.infer<typeof DeletedSink>;
 
-/** An element the intake refused, by its position in the array. */
+/** An element that is not an object, by its position in the array: stored, and rejected by the roll. */
 export const SendReason = z.object({
   index: Count,
   reason: z.literal('not_an_object'),
@@ -228,19 +228,22 @@ export const SendReason = z.object({
 export const SendResult = z.object({
   /** Objects stored for the roller. */
   accepted: Count,
-  /** Elements refused at the intake (not objects). */
+  /**
+   * Elements that are not objects: stored all the same (a row is rejected, never a batch), and
+   * the roll writes them to the rejects file with reason not_an_object.
+   */
   rejected: Count,
-  /** The first SEND_REASONS_LIMIT refused elements; `rejected` counts them all. */
+  /** The first SEND_REASONS_LIMIT of those elements; `rejected` counts them all. */
   reasons: z.array(SendReason),
   batch_id: BatchId,
-  /** Size of the stored NDJSON object: the objects' bytes, one per line. */
+  /** Size of the stored NDJSON object: every element's bytes, one per line. */
   bytes: Count,
   received_at: Timestamp,
   state: z.literal('pending'),
 });
 export type SendResult = z.infer<typeof SendResult>;
 
-/** How many refused elements `reasons` lists at most. */
+/** How many elements that are not objects `reasons` lists at most. */
 export const SEND_REASONS_LIMIT = 1000;
 
 export const BatchParams = z.strictObject({ sink: SinkRef, batch_id: BatchId });
@@ -259,6 +262,7 @@ export const BatchStatus = z.object({
   state: z.enum(BATCH_STATES),
   received_at: Timestamp.nullable(),
   bytes: Count.nullable(),
+  /** Elements stored, objects or not. */
   rows: Count.nullable(),
   /** Rows the roll refused; null until the batch is rolled. */
   rejected_rows: Count.nullable(),

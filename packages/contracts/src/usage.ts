@@ -30,8 +30,8 @@ export const UsageQuery = z.strictObject({});
 
 /**
  * GET /v1/usage: the project's metered figures. Ingest counts the bytes accepted at the
- * intake this calendar month (UTC); rows_rejected adds rows refused at the intake and rows the
- * roller rejected. Nothing is enforced yet.
+ * intake this calendar month (UTC); rows_accepted every element stored (objects or not),
+ * rows_rejected the rows the rolls rejected (not_an_object included). Nothing is enforced yet.
  */
 export const Usage = z.object({
   /** `YYYY-MM`, UTC. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { catalogAuthFromWire, catalogAuthToWire, CatalogAuthInput } from './warehouses.ts';
+import { catalogAuthFromWire, catalogAuthToWire, CatalogAuthInput, S3Input } from './warehouses.ts';
 
 describe('catalog auth wire form', () => {
   const cases: CatalogAuthInput[] = [
@@ -21,5 +21,19 @@ describe('catalog auth wire form', () => {
       secretAccessKey: 'sk',
       region: 'eu-west-1',
     });
+  });
+});
+
+describe('S3Input sink_bucket', () => {
+  const s3 = { endpoint: 'http://127.0.0.1:8333', region: 'us-east-1' };
+  const keys = { access_key_id: 'ak', secret_access_key: 'sk' };
+
+  it("takes an ordinary bucket's name with the warehouse's keys", () => {
+    expect(S3Input.parse({ ...s3, ...keys, sink_bucket: 'tenant-sinks' })).toMatchObject({ sink_bucket: 'tenant-sinks' });
+  });
+
+  it('refuses it without keys (sinks write there as the warehouse) and refuses a bad bucket name', () => {
+    expect(S3Input.safeParse({ ...s3, sink_bucket: 'tenant-sinks' }).error?.issues[0]).toMatchObject({ path: ['sink_bucket'] });
+    for (const bad of ['ab', 'Tenant', 'a_b', '-ab']) expect(S3Input.safeParse({ ...s3, ...keys, sink_bucket: bad }).success, bad).toBe(false);
   });
 });

@@ -80,16 +80,29 @@ export const CATALOG_AUTH_TYPES = ['oauth2', 'sigv4', 'bearer', 'none'] as const
 export const CatalogAuthType = z.enum(CATALOG_AUTH_TYPES);
 export type CatalogAuthType = z.infer<typeof CatalogAuthType>;
 
+/** An S3 bucket name (the general-purpose bucket rules). */
+const BucketName = z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'an S3 bucket name: 3-63 of a-z 0-9 . -');
+
 export const S3Input = z
   .strictObject({
     endpoint: HttpUrl,
     region: Region,
     access_key_id: Secret.optional(),
     secret_access_key: Secret.optional(),
+    /**
+     * An ordinary bucket of the warehouse where its sinks keep `_sink/` (pending batches,
+     * rejects), written with these credentials, so its quota stops the intake. Left out (a
+     * table bucket, which takes only Iceberg's own keys): the platform's intake bucket.
+     */
+    sink_bucket: BucketName.optional(),
   })
   .refine((s3) => (s3.access_key_id === undefined) === (s3.secret_access_key === undefined), {
     message: 'give access_key_id and secret_access_key together, or neither',
     path: ['secret_access_key'],
+  })
+  .refine((s3) => s3.sink_bucket === undefined || s3.access_key_id !== undefined, {
+    message: "sink_bucket needs access_key_id and secret_access_key: sinks write there as the warehouse's identity",
+    path: ['sink_bucket'],
   });
 export type S3Input = z.infer<typeof S3Input>;
 
@@ -110,7 +123,8 @@ export const Warehouse = z.object({
   rest_uri: z.string(),
   warehouse: z.string(),
   auth: z.object({ type: CatalogAuthType }),
-  s3: z.object({ endpoint: z.string(), region: z.string() }),
+  /** sink_bucket: where its sinks keep `_sink/`; null for the platform's intake bucket. */
+  s3: z.object({ endpoint: z.string(), region: z.string(), sink_bucket: z.string().nullable() }),
   created_at: Timestamp,
 });
 export type Warehouse = z.infer<typeof Warehouse>;

@@ -2,7 +2,7 @@
  * Where the intake keeps a sink's batches in the platform's intake bucket, and the metadata
  * each batch object carries. The API writes these objects; the roller reads and deletes them.
  *
- *   _sink/<sink_id>/<batch_id>.ndjson           a pending batch: one JSON object per line
+ *   _sink/<sink_id>/<batch_id>.ndjson           a pending batch: one element per line, as sent
  *   _sink/<sink_id>/rejects/<batch_id>.ndjson   rows a roll refused, with their reasons
  */
 export const INTAKE_ROOT = '_sink/';
@@ -13,7 +13,7 @@ export const BATCH_CONTENT_TYPE = 'application/x-ndjson';
 export const BATCH_METADATA = {
   /** When the intake received the batch: RFC 3339, UTC, microseconds. `__ingest_ts` comes from it. */
   received: 'received',
-  /** Lines (JSON objects) in the object. */
+  /** Lines in the object: one per element of the array sent, objects or not. */
   rows: 'rows',
   /** The sink id. */
   sink: 'sink',

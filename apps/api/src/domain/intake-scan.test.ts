@@ -47,23 +47,27 @@ describe('scanBatch', () => {
     expect(JSON.parse(element.replace(/[\r\n]/g, ' '))).toEqual(JSON.parse(element));
   });
 
-  it('refuses elements that are not objects, counting them and listing their positions', () => {
-    const outcome = scan('[1, {"a":1}, "s", null, [ {"b":2} ], {"c":3}, true]');
+  it('keeps elements that are not objects as lines too, counting them and listing their positions', () => {
+    const outcome = scan('[1, {"a":1}, "s", null, [ {"b":2},\n{"d":4} ], {"c":3}, true]');
     expect(outcome).toEqual({
       ok: true,
-      batch: { ndjson: expect.any(Buffer), objects: 2, refused: 5, refusedIndexes: [0, 2, 3, 4, 6] },
+      batch: { ndjson: expect.any(Buffer), objects: 2, nonObjects: 5, nonObjectIndexes: [0, 2, 3, 4, 6] },
     });
-    expect(outcome.ok && outcome.batch.ndjson.toString()).toBe('{"a":1}\n{"c":3}');
+    expect(outcome.ok && outcome.batch.ndjson.toString()).toBe('1\n{"a":1}\n"s"\nnull\n[ {"b":2}, {"d":4} ]\n{"c":3}\ntrue');
   });
 
-  it('lists at most reasonsLimit positions but counts every refused element', () => {
+  it('stores a batch with no object at all, line for line', () => {
+    expect(lines('[1,"a"]')).toEqual(['1', '"a"']);
+  });
+
+  it('lists at most reasonsLimit positions but counts every element that is not an object', () => {
     const outcome = scan(`[${Array.from({ length: 50 }, () => '0').join(',')}, {}]`, 10);
-    expect(outcome.ok && outcome.batch).toMatchObject({ objects: 1, refused: 50, refusedIndexes: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9] });
+    expect(outcome.ok && outcome.batch).toMatchObject({ objects: 1, nonObjects: 50, nonObjectIndexes: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9] });
   });
 
-  it('answers an empty array as zero objects', () => {
-    expect(scan(' [ ] ')).toMatchObject({ ok: true, batch: { objects: 0, refused: 0 } });
-    expect(scan('[]')).toMatchObject({ ok: true, batch: { objects: 0, refused: 0 } });
+  it('answers an empty array as no element', () => {
+    expect(scan(' [ ] ')).toMatchObject({ ok: true, batch: { objects: 0, nonObjects: 0 } });
+    expect(scan('[]')).toMatchObject({ ok: true, batch: { objects: 0, nonObjects: 0 } });
   });
 
   it('tells JSON that is not an array from what is not JSON', () => {
@@ -145,9 +149,9 @@ describe('scanBatch', () => {
       if (!outcome.ok) throw new Error(`refused valid JSON ${text}: ${outcome.error.detail}`);
       const objects = parsed.filter((e) => typeof e === 'object' && e !== null && !Array.isArray(e));
       expect(outcome.batch.objects, text).toBe(objects.length);
-      expect(outcome.batch.refused, text).toBe(parsed.length - objects.length);
+      expect(outcome.batch.nonObjects, text).toBe(parsed.length - objects.length);
       const got = outcome.batch.ndjson.length === 0 ? [] : outcome.batch.ndjson.toString().split('\n').map((line) => JSON.parse(line) as unknown);
-      expect(got, text).toEqual(objects);
+      expect(got, text).toEqual(parsed);
     }
   });
 });

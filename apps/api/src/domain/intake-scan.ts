@@ -3,8 +3,8 @@ import { isUtf8 } from 'node:buffer';
 /**
  * The send route's body check in one pass over the bytes, without building any JavaScript
  * value: validates the body as JSON (RFC 8259, UTF-8), requires a top-level array, and packs
- * the elements that are objects together in the same buffer, one per line. The
- * elements' bytes are kept as sent (whitespace, escapes, number spellings), except that a
+ * its elements together in the same buffer, one per line: every element, objects or not (the
+ * roll rejects a row that is not an object, never the batch). The elements' bytes are kept as sent (whitespace, escapes, number spellings), except that a
  * line break between tokens becomes a space so each object is one line: the roller and
  * the rejects files see what the producer sent. Nothing else is allocated, so a 16 MiB
  * body costs 16 MiB.
@@ -27,14 +27,14 @@ export interface ScanError {
 }
 
 export interface ScannedBatch {
-  /** The objects, one per line, joined by `\n` (no trailing newline): a view into the body buffer. */
+  /** The elements, one per line, joined by `\n` (no trailing newline): a view into the body buffer. */
   ndjson: Buffer;
-  /** Elements that are objects: the lines of `ndjson`. */
+  /** Elements that are objects. */
   objects: number;
+  /** Elements that are not objects, all of them; `objects + nonObjects` are the lines of `ndjson`. */
+  nonObjects: number;
   /** Array positions of elements that are not objects, in order, at most `reasonsLimit` of them. */
-  refusedIndexes: number[];
-  /** Elements that are not objects, all of them. */
-  refused: number;
+  nonObjectIndexes: number[];
 }
 
 export type ScanOutcome = { ok: true; batch: ScannedBatch } | { ok: false; error: ScanError };
@@ -230,8 +230,8 @@ function flattenLineBreaks(b: Buffer, from: number, to: number): void {
 }
 
 /**
- * Checks `body` and compacts its objects in place (the buffer's content is changed: hash it
- * first). `reasonsLimit` caps how many refused positions are listed.
+ * Checks `body` and compacts its elements in place (the buffer's content is changed: hash it
+ * first). `reasonsLimit` caps how many positions of non-objects are listed.
  */
 export function scanBatch(body: Buffer, reasonsLimit: number): ScanOutcome {
   if (!isUtf8(body)) return { ok: false, error: { kind: 'invalid_json', offset: 0, detail: 'the body is not UTF-8' } };
@@ -245,13 +245,13 @@ export function scanBatch(body: Buffer, reasonsLimit: number): ScanOutcome {
       return { ok: false, error: { kind: 'not_an_array', offset: p, detail: 'the body is JSON but not an array' } };
     }
     p = skipWhitespace(body, p + 1);
-    // The NDJSON starts where the first object does, so in a compact body (`[{..},{..}]`)
-    // every object is already in place and only each comma becomes a line break.
+    // The NDJSON starts where the first element does, so in a compact body (`[{..},{..}]`)
+    // every element is already in place and only each comma becomes a line break.
     let first = 0;
     let write = 0;
     let objects = 0;
-    let refused = 0;
-    const refusedIndexes: number[] = [];
+    let nonObjects = 0;
+    const nonObjectIndexes: number[] = [];
     if (body[p] === CLOSE_BRACKET) {
       p++;
     } else {
@@ -259,18 +259,18 @@ export function scanBatch(body: Buffer, reasonsLimit: number): ScanOutcome {
         const start = skipWhitespace(body, p);
         lineBreakSeen = false;
         const end = scanValue(body, start, stack);
-        const flatten = lineBreakSeen;
-        if (body[start] === OPEN_BRACE) {
-          // write <= start always: each element moves left, over bytes already scanned.
-          if (objects > 0) body[write++] = NEWLINE;
-          else first = write = start;
-          if (write !== start) body.copyWithin(write, start, end);
-          if (flatten) flattenLineBreaks(body, write, write + (end - start));
-          write += end - start;
+        const isObject = body[start] === OPEN_BRACE;
+        // write <= start always: each element moves left, over bytes already scanned.
+        if (index > 0) body[write++] = NEWLINE;
+        else first = write = start;
+        if (write !== start) body.copyWithin(write, start, end);
+        if (lineBreakSeen) flattenLineBreaks(body, write, write + (end - start));
+        write += end - start;
+        if (isObject) {
           objects++;
         } else {
-          refused++;
-          if (refusedIndexes.length < reasonsLimit) refusedIndexes.push(index);
+          nonObjects++;
+          if (nonObjectIndexes.length < reasonsLimit) nonObjectIndexes.push(index);
         }
         p = skipWhitespace(body, end);
         if (body[p] === COMMA) {
@@ -286,7 +286,7 @@ export function scanBatch(body: Buffer, reasonsLimit: number): ScanOutcome {
     }
     p = skipWhitespace(body, p);
     if (p !== body.length) throw new SyntaxFault(p, `${describe(body, p)} after the array`);
-    return { ok: true, batch: { ndjson: body.subarray(first, write), objects, refused, refusedIndexes } };
+    return { ok: true, batch: { ndjson: body.subarray(first, write), objects, nonObjects, nonObjectIndexes } };
   } catch (error) {
     if (error instanceof SyntaxFault) return { ok: false, error: { kind: 'invalid_json', offset: error.offset, detail: error.detail } };
     throw error;

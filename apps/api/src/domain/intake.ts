@@ -24,6 +24,7 @@ import { sendKeyRefused } from './send-keys.ts';
 export interface SendingSink {
   id: string;
   projectId: string;
+  warehouseId: string;
 }
 
 export interface IntakeDeps {
@@ -94,12 +95,12 @@ async function release(deps: IntakeDeps, sinkId: string, batchId: string, receiv
  * with the same bytes is an earlier attempt of this very batch (a crash after the PUT):
  * it is kept, with its received time. Answers the received time the object carries.
  */
-async function store(deps: IntakeDeps, sink: SendingSink, batchId: string, ndjson: Buffer, rows: number, receivedAt: string): Promise<string> {
+async function store(deps: IntakeDeps, sink: SendingSink, batchId: string, ndjson: Buffer, lines: number, receivedAt: string): Promise<string> {
   const key = batchKey(sink.id, batchId);
   try {
     await deps.intake.put(key, ndjson, {
       contentType: BATCH_CONTENT_TYPE,
-      metadata: { [BATCH_METADATA.received]: receivedAt, [BATCH_METADATA.rows]: String(rows), [BATCH_METADATA.sink]: sink.id },
+      metadata: { [BATCH_METADATA.received]: receivedAt, [BATCH_METADATA.rows]: String(lines), [BATCH_METADATA.sink]: sink.id },
       ifAbsent: true,
     });
     return receivedAt;
@@ -130,12 +131,14 @@ export async function acceptBatch(deps: IntakeDeps, sink: SendingSink, batchId: 
       ? apiError('not_an_array')
       : apiError('invalid_json', { message: `The body is not valid JSON (${detail} at byte ${offset}); send a JSON array of objects.`, details: { offset } });
   }
-  const { ndjson, objects, refused, refusedIndexes } = scanned.batch;
-  const reasons = refusedIndexes.map((index) => ({ index, reason: 'not_an_object' as const }));
-  if (objects === 0) throw apiError('empty_batch', { details: { rejected: refused, reasons } });
+  const { ndjson, objects, nonObjects, nonObjectIndexes } = scanned.batch;
+  // Every element is stored; the roll writes the ones that are not objects to the rejects
+  // file (not_an_object). The answer names them now so the producer need not wait for it.
+  const reasons = nonObjectIndexes.map((index) => ({ index, reason: 'not_an_object' as const }));
+  if (objects + nonObjects === 0) throw apiError('empty_batch');
 
   const claimed = await throughDatabase(() =>
-    deps.claims.claim({ sinkId: sink.id, batchId, digest, bytes: ndjson.length, rows: objects, rejected: refused }),
+    deps.claims.claim({ sinkId: sink.id, batchId, digest, bytes: ndjson.length, rows: objects, rejected: nonObjects }),
   );
   if (claimed.kind === 'sink_gone') throw sendKeyRefused();
   if (claimed.kind === 'replay') return { status: 200, body: claimed.response };
@@ -154,7 +157,7 @@ export async function acceptBatch(deps: IntakeDeps, sink: SendingSink, batchId: 
 
   let receivedAt: string;
   try {
-    receivedAt = await store(deps, sink, batchId, ndjson, objects, claimed.receivedAt);
+    receivedAt = await store(deps, sink, batchId, ndjson, objects + nonObjects, claimed.receivedAt);
   } catch (error) {
     await release(deps, sink.id, batchId, claimed.receivedAt);
     if (isStoreError(error, 'quota_exceeded')) throw apiError('quota_exceeded', { cause: error });
@@ -162,7 +165,7 @@ export async function acceptBatch(deps: IntakeDeps, sink: SendingSink, batchId: 
     throw error;
   }
 
-  const response: SendResult = { accepted: objects, rejected: refused, reasons, batch_id: batchId, bytes: ndjson.length, received_at: receivedAt, state: 'pending' };
+  const response: SendResult = { accepted: objects, rejected: nonObjects, reasons, batch_id: batchId, bytes: ndjson.length, received_at: receivedAt, state: 'pending' };
   const settlement = { sinkId: sink.id, projectId: sink.projectId, batchId, receivedAt, response };
   if (await throughDatabase(() => deps.settler.settle(settlement))) return { status: 202, body: response };
   // Nothing settled: the sink was deleted meanwhile, or a replay took the claim over and finished.

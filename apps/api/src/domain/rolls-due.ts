@@ -9,6 +9,7 @@ import {
   type UpkeepOutcome,
 } from '@tablemere/contracts';
 import { query, type Queryable } from '@tablemere/db';
+import { intakePlacement } from './intake-stores.ts';
 import type { SecretBox } from './secrets.ts';
 import { openWarehouses, type WarehouseAccess } from './warehouses.ts';
 
@@ -116,7 +117,7 @@ export interface RollerViewOptions {
 export async function rollerView(db: Queryable, box: SecretBox, options: RollerViewOptions): Promise<InternalSinkList> {
   const rows = await query<ViewRow>(db, VIEW_SQL, [ROLL_MAX_BATCHES, options.due, options.limit ?? null]);
   const warehouseIds = [...new Set(rows.map((row) => row.warehouse_id))];
-  const warehouses = new Map((await openWarehouses(db, box, warehouseIds)).map((w) => [w.id, warehouseWire(w)]));
+  const opened = new Map((await openWarehouses(db, box, warehouseIds)).map((w) => [w.id, w]));
   const asOf = rows[0]?.as_of ?? (await query<{ now: Date }>(db, 'SELECT now()'))[0]!.now;
   const sinks = rows.map((row): InternalSink => {
     const reasons = dueReasons(row);
@@ -149,9 +150,9 @@ export async function rollerView(db: Queryable, box: SecretBox, options: RollerV
         last_outcome: row.last_upkeep_outcome,
       },
       lease: row.lease_roller_id && row.lease_expires_at ? { roller_id: row.lease_roller_id, expires_at: row.lease_expires_at.toISOString() } : null,
-      warehouse: warehouses.get(row.warehouse_id)!,
+      warehouse: warehouseWire(opened.get(row.warehouse_id)!),
       intake: {
-        bucket: options.intakeBucket,
+        ...intakePlacement(opened.get(row.warehouse_id)!, options.intakeBucket),
         prefix: `${INTAKE_PREFIX}${row.id}/`,
         rejects_prefix: `${INTAKE_PREFIX}${row.id}/rejects/`,
       },

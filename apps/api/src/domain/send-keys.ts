@@ -42,6 +42,8 @@ export function sendKeyRefused(): ApiError {
 /** What checking a send key needs from the sink row. */
 export interface SinkKeyRecord {
   projectId: string;
+  /** Whose intake store takes the sink's batches. */
+  warehouseId: string;
   digest: Buffer;
 }
 
@@ -64,9 +66,9 @@ export class SendKeyCache {
   async lookup(sinkId: string): Promise<SinkKeyRecord | undefined> {
     const cached = this.entries.get(sinkId);
     if (cached && Date.now() - cached.readAt < KEY_FRESH_MS) return cached;
-    const row = await queryOne<{ project_id: string; send_key_sha256: Buffer }>(
+    const row = await queryOne<{ project_id: string; warehouse_id: string; send_key_sha256: Buffer }>(
       this.db,
-      'SELECT project_id, send_key_sha256 FROM sinks WHERE id = $1 AND deleted_at IS NULL',
+      'SELECT project_id, warehouse_id, send_key_sha256 FROM sinks WHERE id = $1 AND deleted_at IS NULL',
       [sinkId],
     );
     if (!row) {
@@ -74,7 +76,7 @@ export class SendKeyCache {
       return undefined;
     }
     if (this.entries.size >= MAX_KEYS) this.entries.clear();
-    const record = { projectId: row.project_id, digest: row.send_key_sha256, readAt: Date.now() };
+    const record = { projectId: row.project_id, warehouseId: row.warehouse_id, digest: row.send_key_sha256, readAt: Date.now() };
     this.entries.set(sinkId, record);
     return record;
   }

@@ -68,16 +68,19 @@ async function openObject(store: ObjectStore, key: string): Promise<Awaited<Retu
   }
 }
 
-/** A stored line as a JSON object's text, or undefined (logged) when it is not one. */
-function objectText(text: string, where: string, log: FastifyBaseLogger): string | undefined {
+/**
+ * A stored line as JSON text, or undefined (logged) when it is not JSON, or not an object where
+ * one is needed (a rejects line; a pending row may be any value, the roll rejects non-objects).
+ */
+function jsonText(text: string, where: string, log: FastifyBaseLogger, objectOnly: boolean): string | undefined {
   const trimmed = text.trim();
   try {
     const value: unknown = JSON.parse(trimmed);
-    if (trimmed.startsWith('{') && typeof value === 'object' && value !== null && !Array.isArray(value)) return trimmed;
+    if (!objectOnly || (trimmed.startsWith('{') && typeof value === 'object' && value !== null && !Array.isArray(value))) return trimmed;
   } catch {
     // logged below
   }
-  log.warn({ where }, 'sink peek: skipped a stored line that is not a JSON object');
+  log.warn({ where }, `sink peek: skipped a stored line that is not ${objectOnly ? 'a JSON object' : 'JSON'}`);
   return undefined;
 }
 
@@ -132,7 +135,7 @@ async function readRejects(deps: PeekDeps, sinkId: string, q: RejectsQuery): Pro
         next = { key, line: line - 1 };
         return false;
       }
-      const row = objectText(text, `${key}:${line}`, deps.log);
+      const row = jsonText(text, `${key}:${line}`, deps.log, true);
       if (row === undefined) continue;
       items.push(`${head}${line}${stamp}${row.slice(1)}`);
       bytes += row.length;
@@ -163,7 +166,8 @@ async function readRejects(deps: PeekDeps, sinkId: string, q: RejectsQuery): Pro
 interface PendingBatchRow {
   batch_id: string;
   received_at: Date;
-  rows: number;
+  /** Lines of the stored object: the ledger's objects and other elements together. */
+  lines: number;
 }
 
 /**
@@ -179,15 +183,15 @@ export function pendingRows(deps: PeekDeps & { db: Queryable }, sinkId: string, 
 async function readPending(deps: PeekDeps & { db: Queryable }, sinkId: string, q: PendingQuery): Promise<string> {
   const totals = await queryOne<{ batches: string; rows: string }>(
     deps.db,
-    `SELECT count(*) AS batches, coalesce(sum(rows), 0) AS rows FROM sink_batches WHERE sink_id = $1 AND state = 'pending'`,
+    `SELECT count(*) AS batches, coalesce(sum(rows + rejected), 0) AS rows FROM sink_batches WHERE sink_id = $1 AND state = 'pending'`,
     [sinkId],
   );
   const rowsWaiting = Number(totals?.rows ?? 0);
-  // At most `limit` batches can contribute (each holds at least one row, or is skipped).
+  // At most `limit` batches can contribute (each holds at least one line).
   const newest = await query<PendingBatchRow>(
     deps.db,
-    `SELECT batch_id, received_at, rows FROM sink_batches
-      WHERE sink_id = $1 AND state = 'pending' AND rows > 0
+    `SELECT batch_id, received_at, rows + rejected AS lines FROM sink_batches
+      WHERE sink_id = $1 AND state = 'pending'
       ORDER BY received_at DESC, batch_id DESC LIMIT $2`,
     [sinkId, q.limit],
   );
@@ -200,13 +204,13 @@ async function readPending(deps: PeekDeps & { db: Queryable }, sinkId: string, q
     if (wanted === 0 || budget <= 0) break;
     const object = await openObject(deps.intake, batchKey(sinkId, batch.batch_id));
     if (object === undefined) continue;
-    const take = Math.min(wanted, batch.rows);
+    const take = Math.min(wanted, batch.lines);
     const head = `{"batch_id":${JSON.stringify(batch.batch_id)},"received_at":${JSON.stringify(batch.received_at.toISOString())},"line":`;
     // The last `take` lines, dropping the oldest kept ones while over the byte budget.
     const kept: { item: string; size: number }[] = [];
     let keptBytes = 0;
-    for await (const { text, line } of objectLines(object.body, batch.rows - take)) {
-      const row = objectText(text, `${batch.batch_id}:${line}`, deps.log);
+    for await (const { text, line } of objectLines(object.body, batch.lines - take)) {
+      const row = jsonText(text, `${batch.batch_id}:${line}`, deps.log, false);
       if (row === undefined) continue;
       kept.push({ item: `${head}${line},"row":${row}}`, size: row.length });
       keptBytes += row.length;

@@ -11,11 +11,12 @@ import {
 } from '@tablemere/contracts';
 import { isPgError, PgErrorCode, query, queryOne, transaction, type Pool, type Queryable } from '@tablemere/db';
 import { isIcebergError, type RestCatalog } from '@tablemere/iceberg';
-import { batchIdOfKey, rejectsPrefix, sinkPrefix, type ObjectStore } from '@tablemere/store';
+import { batchIdOfKey, rejectsPrefix, sinkPrefix } from '@tablemere/store';
 import type { FastifyBaseLogger } from 'fastify';
 import { apiError, tableNotFound } from '../errors.ts';
 import { recordAudit } from './audit.ts';
 import type { CatalogConnections } from './catalogs.ts';
+import type { IntakeStores } from './intake-stores.ts';
 import type { Principal } from './principal.ts';
 import type { SecretBox } from './secrets.ts';
 import { receivedText } from './ledger.ts';
@@ -56,7 +57,8 @@ const SINK_FROM = 'sinks s JOIN warehouses w ON w.id = s.warehouse_id';
 /** What describing a sink needs besides the database. */
 export interface SinkViewContext {
   publicUrl: string;
-  intake: ObjectStore;
+  /** Each warehouse's intake store: where its sinks' rejects are. */
+  intakes: IntakeStores;
 }
 
 interface LagRow {
@@ -87,6 +89,8 @@ export const ingestUrl = (publicUrl: string, sinkId: string) => `${publicUrl}/v1
 export async function describeSinks(db: Queryable, context: SinkViewContext, rows: SinkRow[]): Promise<Sink[]> {
   if (rows.length === 0) return [];
   const ids = rows.map((row) => row.id);
+  const warehouseIds = [...new Set(rows.map((row) => row.warehouse_id))];
+  const intakes = new Map(await Promise.all(warehouseIds.map(async (id) => [id, await context.intakes.of(id)] as const)));
   const [lags, received] = await Promise.all([
     query<LagRow>(
       db,
@@ -138,7 +142,7 @@ export async function describeSinks(db: Queryable, context: SinkViewContext, row
         rows_total: Number(row.rejects_rows_total),
         batches_with_rejects: Number(row.rejects_batches),
         last_at: iso(row.rejects_last_at),
-        prefix: context.intake.uri(rejectsPrefix(row.id)),
+        prefix: intakes.get(row.warehouse_id)!.uri(rejectsPrefix(row.id)),
       },
       upkeep: { last_run: row.last_upkeep },
       created_at: row.created_at.toISOString(),
@@ -286,7 +290,7 @@ export async function findSink(db: Queryable, projectId: string, ref: string): P
 
 export interface DeleteSinkDeps {
   pool: Pool;
-  intake: ObjectStore;
+  intakes: IntakeStores;
   log: FastifyBaseLogger;
 }
 
@@ -321,7 +325,7 @@ export async function deleteSink(deps: DeleteSinkDeps, principal: Principal, ref
     });
     return { deletedAt: deleted.deleted_at, discarded: pending.length };
   });
-  const cleared = await clearIntake(deps, target.id);
+  const cleared = await clearIntake(deps, target);
   return {
     id: target.id,
     name: target.name,
@@ -338,12 +342,14 @@ export async function deleteSink(deps: DeleteSinkDeps, principal: Principal, ref
  * can exist without a pending ledger row after an ambiguous write); rejects stay. A store
  * failure is logged and reported, never thrown: the sink is deleted either way.
  */
-async function clearIntake(deps: DeleteSinkDeps, sinkId: string): Promise<{ removed: number; complete: boolean }> {
+async function clearIntake(deps: DeleteSinkDeps, sink: SinkRow): Promise<{ removed: number; complete: boolean }> {
+  const sinkId = sink.id;
   let removed = 0;
   try {
-    for await (const page of deps.intake.list(sinkPrefix(sinkId), { delimiter: '/' })) {
+    const intake = await deps.intakes.of(sink.warehouse_id);
+    for await (const page of intake.list(sinkPrefix(sinkId), { delimiter: '/' })) {
       const keys = page.objects.map((o) => o.key).filter((key) => batchIdOfKey(sinkId, key) !== undefined);
-      const result = await deps.intake.deleteMany(keys);
+      const result = await intake.deleteMany(keys);
       removed += result.deleted.length;
       if (result.failed.length > 0) {
         deps.log.warn({ sink_id: sinkId, failed: result.failed.slice(0, 10) }, 'some intake objects of a deleted sink were not removed');
@@ -362,6 +368,7 @@ interface BatchRow {
   received_text: string;
   bytes: string;
   rows: number;
+  rejected: number;
   rejected_rows: number | null;
   snapshot_id: string | null;
   committed_at: Date | null;
@@ -375,21 +382,23 @@ interface BatchRow {
 export async function batchStatus(db: Queryable, sink: SinkRow, batchId: string): Promise<BatchStatus> {
   const row = await queryOne<BatchRow>(
     db,
-    `SELECT state, ${receivedText()} AS received_text, bytes, rows, rejected_rows, snapshot_id, committed_at
+    `SELECT state, ${receivedText()} AS received_text, bytes, rows, rejected, rejected_rows, snapshot_id, committed_at
        FROM sink_batches WHERE sink_id = $1 AND batch_id = $2`,
     [sink.id, batchId],
   );
   if (!row || row.state === 'storing') {
     return { sink_id: sink.id, batch_id: batchId, state: 'unknown', received_at: null, bytes: null, rows: null, rejected_rows: null, snapshot_id: null, committed_at: null };
   }
-  const everyRowRejected = row.state === 'committed' && row.rejected_rows !== null && row.rejected_rows >= row.rows;
+  // The ledger's rows are the batch's objects, `rejected` the elements that are not: all stored.
+  const elements = row.rows + row.rejected;
+  const everyRowRejected = row.state === 'committed' && row.rejected_rows !== null && row.rejected_rows >= elements;
   return {
     sink_id: sink.id,
     batch_id: batchId,
     state: everyRowRejected ? 'rejected' : row.state,
     received_at: row.received_text,
     bytes: Number(row.bytes),
-    rows: row.rows,
+    rows: elements,
     rejected_rows: row.rejected_rows,
     snapshot_id: row.snapshot_id,
     committed_at: iso(row.committed_at),

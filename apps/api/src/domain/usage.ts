@@ -4,12 +4,14 @@ import { query, queryOne, type Queryable } from '@tablemere/db';
 /**
  * Adds batches to the month's (UTC) ingest counters: an INSERT over `source`, a relation
  * (a CTE's name) with project_id, sink_id, bytes, rows, rejected and received_at per batch.
+ * Every element stored counts as accepted, the ones that are not objects (`rejected`) too:
+ * rows are rejected by the roll only, and its report adds them to rows_rejected.
  * Counter rows are locked in one order by every statement, so two writers cannot deadlock.
  */
 export const countIngestSql = (source: string) => `
   INSERT INTO usage_ingest AS u (project_id, sink_id, month, bytes, batches, rows_accepted, rows_rejected, last_received_at)
   SELECT project_id, sink_id, date_trunc('month', received_at AT TIME ZONE 'UTC')::date AS month,
-         sum(bytes), count(*), sum(rows), sum(rejected), max(received_at)
+         sum(bytes), count(*), sum(rows + rejected), 0, max(received_at)
     FROM ${source} GROUP BY 1, 2, 3
    ORDER BY 1, 2, 3
   ON CONFLICT (project_id, sink_id, month) DO UPDATE SET

@@ -11,6 +11,8 @@ export interface S3Settings {
   region: string;
   accessKeyId?: string;
   secretAccessKey?: string;
+  /** An ordinary bucket of the warehouse for its sinks' `_sink/`, written with these credentials. */
+  sinkBucket?: string;
 }
 
 /** A catalog registration as the domain holds it, secrets in clear: never rendered. */
@@ -39,6 +41,7 @@ interface WarehouseRow {
   s3_endpoint: string;
   s3_region: string;
   s3_sealed: Buffer | null;
+  sink_bucket: string | null;
   created_at: Date;
 }
 
@@ -58,6 +61,7 @@ export function settingsFromRequest(body: CreateWarehouseRequest): WarehouseSett
       endpoint: s3.endpoint.replace(/\/+$/, ''),
       region: s3.region,
       ...(s3.access_key_id && s3.secret_access_key ? { accessKeyId: s3.access_key_id, secretAccessKey: s3.secret_access_key } : {}),
+      ...(s3.sink_bucket ? { sinkBucket: s3.sink_bucket } : {}),
     },
   };
 }
@@ -69,7 +73,7 @@ function toWarehouse(row: WarehouseRow): Warehouse {
     rest_uri: row.rest_uri,
     warehouse: row.warehouse,
     auth: { type: row.auth_type },
-    s3: { endpoint: row.s3_endpoint, region: row.s3_region },
+    s3: { endpoint: row.s3_endpoint, region: row.s3_region, sink_bucket: row.sink_bucket },
     created_at: row.created_at.toISOString(),
   };
 }
@@ -86,7 +90,7 @@ function openRow(row: WarehouseRow, box: SecretBox): WarehouseAccess {
     restUri: row.rest_uri,
     warehouse: row.warehouse,
     auth,
-    s3: { endpoint: row.s3_endpoint, region: row.s3_region, ...credentials },
+    s3: { endpoint: row.s3_endpoint, region: row.s3_region, ...credentials, ...(row.sink_bucket ? { sinkBucket: row.sink_bucket } : {}) },
   };
 }
 
@@ -110,9 +114,21 @@ export async function createWarehouse(
   try {
     row = await queryOne<WarehouseRow>(
       db,
-      `INSERT INTO warehouses (id, project_id, name, rest_uri, warehouse, auth_type, auth_sealed, s3_endpoint, s3_region, s3_sealed)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING *`,
-      [id, projectId, settings.name, settings.restUri, settings.warehouse, settings.auth.type, authSealed, settings.s3.endpoint, settings.s3.region, s3Sealed],
+      `INSERT INTO warehouses (id, project_id, name, rest_uri, warehouse, auth_type, auth_sealed, s3_endpoint, s3_region, s3_sealed, sink_bucket)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING *`,
+      [
+        id,
+        projectId,
+        settings.name,
+        settings.restUri,
+        settings.warehouse,
+        settings.auth.type,
+        authSealed,
+        settings.s3.endpoint,
+        settings.s3.region,
+        s3Sealed,
+        settings.s3.sinkBucket ?? null,
+      ],
     );
   } catch (error) {
     if (isPgError(error, PgErrorCode.uniqueViolation, 'warehouses_name_per_project')) {
@@ -125,7 +141,7 @@ export async function createWarehouse(
     actorKeyId,
     event: 'warehouse.create',
     subject: settings.name,
-    details: { id, rest_uri: settings.restUri, auth_type: settings.auth.type },
+    details: { id, rest_uri: settings.restUri, auth_type: settings.auth.type, sink_bucket: settings.s3.sinkBucket ?? null },
   });
   return toWarehouse(row!);
 }

@@ -78,7 +78,7 @@ export function sendKeyScope(keys: SendKeyCache, sinkIdOf: (request: FastifyRequ
       if (sinkIdOfSendKey(token) !== sinkId) throw sendKeyRefused();
       const record = await throughDatabase(() => keys.lookup(sinkId));
       if (!record || !sendKeyMatches(token, record.digest)) throw sendKeyRefused();
-      request.sender = { id: sinkId, projectId: record.projectId };
+      request.sender = { id: sinkId, projectId: record.projectId, warehouseId: record.warehouseId };
     });
     routes(scope);
   };

@@ -5,9 +5,9 @@ import { ERROR_CODES } from '../errors.ts';
 /** A batch the send route accepted (not a replay of an earlier one). */
 export interface IntakeBatch {
   bytes: number;
-  /** Elements stored for the roller. */
+  /** Objects stored for the roller. */
   rows: number;
-  /** Elements refused at the intake. */
+  /** Other elements, stored too: the roll rejects them as not_an_object. */
   rejected: number;
 }
 
@@ -46,7 +46,7 @@ export class ApiMetrics {
     this.bytes = new Counter({ name: 'tablemere_intake_bytes_total', help: 'Bytes of accepted batches, as stored.', registers });
     this.rows = new Counter({
       name: 'tablemere_intake_rows_total',
-      help: 'Elements of accepted batches: stored for the roller (accepted) or refused at the intake (rejected).',
+      help: 'Elements of accepted batches, all stored for the roller: objects (accepted) and others, which the roll rejects as not_an_object (rejected).',
       labelNames: ['outcome'],
       registers,
     });

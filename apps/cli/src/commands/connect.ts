@@ -1,4 +1,4 @@
-import { Connection } from '@tablemere/contracts';
+import { Connection, type SinkRejectsRecipe } from '@tablemere/contracts';
 import type { Command } from 'commander';
 import { catalogSegment, type CommandContext } from '../context.ts';
 import { credentialNote, duckdbSnippet, pyicebergSnippet, sparkSnippet } from '../connect-snippets.ts';
@@ -67,5 +67,23 @@ function describe(connection: Connection): string[] {
     '# Spark',
     ...sparkSnippet(target),
     ...(connection.sinks_note === undefined ? [] : ['', '# Sinks', ...wrap(connection.sinks_note, '# ')]),
+    ...(connection.sink_rejects === undefined ? [] : rejectsRecipe(connection.sink_rejects)),
+  ];
+}
+
+/** The sinks' rejects files read straight from the store, `{sink_id}` to fill in. */
+function rejectsRecipe(recipe: SinkRejectsRecipe): string[] {
+  const whose =
+    recipe.credentials === 'warehouse'
+      ? "with the warehouse's S3 credentials"
+      : "in the platform's intake bucket: with S3 credentials for that bucket, else `tablemere sink rejects <sink>`";
+  return [
+    '',
+    `# Sink rejects: ${recipe.location}`,
+    ...wrap(`Fill in the sink id; read ${whose}.`, '# '),
+    '-- DuckDB (the S3 secret above)',
+    recipe.duckdb,
+    '# Python (pyarrow)',
+    ...recipe.python.split('\n'),
   ];
 }

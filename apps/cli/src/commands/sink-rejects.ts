@@ -19,7 +19,7 @@ export function addSinkRejects(sink: Command, context: CommandContext): void {
     .description("print the rows a sink's rolls rejected, with the reason, so they can be fixed and sent again")
     .argument('<sink>', 'the sink name or id')
     .option('--since <duration|time>', 'only rejects written this long ago or later: 30m, 2h, 7d, 1h30m, or 2026-09-21T12:00:00Z')
-    .option('--rows', 'print only the rejected rows, one JSON object per line, exactly as they were sent (input for sink send)')
+    .option('--rows', 'print only the rejected rows, one per line, exactly as they were sent (input for sink send)')
     .option('--limit <n>', 'print at most this many (default: all)', integerOption('--limit'))
     .option('--json', 'print each reject as one JSON object per line')
     .addHelpText(
@@ -62,7 +62,7 @@ To fix rows and send them again:
 
 /** The row as it was sent; a batch_unreadable line (kept as a string) as its original text. */
 function rowText(reject: RejectedRow): string | undefined {
-  if (typeof reject.row === 'string') return reject.row;
+  if (reject.reason === 'batch_unreadable' && typeof reject.row === 'string') return reject.row;
   if (reject.row === null || reject.row === undefined) return undefined;
   return exactJson(reject.row);
 }

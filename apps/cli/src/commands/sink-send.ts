@@ -1,7 +1,7 @@
 import { createReadStream, type Stats, statSync } from 'node:fs';
 import { SEND_BODY_LIMIT, SendKey, Sink, SINK_ID_PATTERN, sinkIdOfSendKey } from '@tablemere/contracts';
 import type { Command } from 'commander';
-import { type Batch, checkBatchIdPrefix, maxRowBytes, packBatches } from '../batches.ts';
+import { type Batch, checkBatchId, maxRowBytes, packBatches } from '../batches.ts';
 import { type CommandContext, sinkSegment } from '../context.ts';
 import { CliError, usageError } from '../errors.ts';
 import { count, plural, size } from '../human.ts';
@@ -29,7 +29,7 @@ export function addSinkSend(sink: Command, context: CommandContext): void {
     .argument('[input]', 'a JSON array or NDJSON file, or - for standard input')
     .option('--send-key-file <file>', "the key file 'sink create --save' wrote (it holds the ingest URL too)")
     .option('--send-key <key>', 'the send key itself (prefer the file or $TABLEMERE_SEND_KEY: flags show in process lists)')
-    .option('--batch-id <prefix>', 'name the batches <prefix>-1, <prefix>-2, ... instead of by their content')
+    .option('--batch-id <id>', 'the batch id (Idempotency-Key) of a send that is one batch; more batches are <id>, <id>-2, <id>-3, ...')
     .option('--json', 'print the results as JSON')
     .addHelpText(
       'after',
@@ -42,8 +42,12 @@ failure stores nothing twice: batches already stored are answered from the intak
 else after 1, 2, 4, 8, 15 and 30 s; then the send stops (exit 3). A progress bar is drawn when
 stderr is a terminal and a file spans several batches.
 
-The intake stores objects and refuses other values (exit 5); the table's schema is checked at
-the roll, and rows that do not fit are listed by 'tablemere sink rejects <sink>'.
+By default a batch is named by its content; --batch-id ID names the first batch ID exactly and
+the others ID-2, ID-3, ... in input order (each is printed as it is stored).
+
+The intake stores every element; those that are not JSON objects are named on stderr (exit 5)
+and rejected by the roll as not_an_object. The table's schema is checked at the roll, and rows
+that do not fit are listed by 'tablemere sink rejects <sink>'.
 
 Without --send-key-file the ingest URL is the API's (--api-url, $TABLEMERE_API_URL, .stack/env).
 
@@ -54,7 +58,7 @@ Examples:
     .action(async (first: string | undefined, second: string | undefined, options: Options, command: Command) => {
       const [ref, input] = second === undefined ? [undefined, first] : [first, second];
       if (input === undefined) throw usageError("give the input: a JSON array or NDJSON file, or - for standard input");
-      const prefix = options.batchId === undefined ? undefined : checkBatchIdPrefix(options.batchId);
+      const given = options.batchId === undefined ? undefined : checkBatchId(options.batchId);
       const target = await sendTarget(ref, options, command, context);
       const source = openInput(input, context);
 
@@ -66,7 +70,7 @@ Examples:
         const checking = progressBar(context.terminal, 'checking', source.size, SEND_BODY_LIMIT);
         totalBatches = 0;
         try {
-          for await (const batch of batches(source, prefix, (read) => checking.update(read))) {
+          for await (const batch of batches(source, given, (read) => checking.update(read))) {
             totalBatches += 1;
             totalBytes += batch.body.length;
           }
@@ -84,7 +88,7 @@ Examples:
       let doneBytes = 0;
       let current: Batch | undefined;
       try {
-        for await (const batch of batches(source, prefix)) {
+        for await (const batch of batches(source, given)) {
           current = batch;
           const of = totalBatches === undefined ? '' : ` of ${totalBatches}`;
           const outcome = await sendBatch(target, batch, {
@@ -135,10 +139,10 @@ function openInput(input: string, context: CommandContext): Input {
   return { name: input, rereadable: stat.isFile(), size: stat.size, open: () => createReadStream(input, { highWaterMark: 1024 * 1024 }) };
 }
 
-function batches(source: Input, prefix: string | undefined, onRead?: (bytes: number) => void): AsyncGenerator<Batch> {
+function batches(source: Input, given: string | undefined, onRead?: (bytes: number) => void): AsyncGenerator<Batch> {
   const input = onRead === undefined ? source.open() : counted(source.open(), onRead);
   const rows = scanRows(input, { maxRowBytes: maxRowBytes(SEND_BODY_LIMIT), source: source.name });
-  return packBatches(rows, { maxBatchBytes: SEND_BODY_LIMIT, ...(prefix === undefined ? {} : { batchIdPrefix: prefix }) });
+  return packBatches(rows, { maxBatchBytes: SEND_BODY_LIMIT, ...(given === undefined ? {} : { batchId: given }) });
 }
 
 /**
@@ -183,6 +187,12 @@ function batchLine({ id, bytes, result, replay }: Sent): string {
   return `batch ${id}  ${size(bytes)}  ${count(result.accepted)} accepted${refused}  ${stored}`;
 }
 
+/** How `--batch-id ID` named the batches of a send that took more than one. */
+function namingLine(id: string, batches: number): string {
+  const rest = batches > 2 ? `${id}-2 to ${id}-${batches}` : `${id}-2`;
+  return `--batch-id ${id}: ${batches} batches, named ${id} (the first) and ${rest}, in input order`;
+}
+
 function report(sent: readonly Sent[], target: SendTarget, name: string, options: Options, context: CommandContext): void {
   const accepted = sent.reduce((sum, s) => sum + s.result.accepted, 0);
   const refused = sent.reduce((sum, s) => sum + s.result.rejected, 0);
@@ -197,8 +207,10 @@ function report(sent: readonly Sent[], target: SendTarget, name: string, options
   } else {
     const bytes = sent.reduce((sum, s) => sum + s.bytes, 0);
     const replays = sent.filter((s) => s.replay).length;
+    const named = options.batchId !== undefined && sent.length > 1 ? [namingLine(options.batchId, sent.length)] : [];
     context.out.lines([
       ...sent.map(batchLine),
+      ...named,
       `sent ${name} to sink ${sinkId}: ${plural(sent.length, 'batch', 'batches')}, ${size(bytes)}; ` +
         `${count(accepted)} rows accepted, ${count(refused)} refused${replays > 0 ? ` (${plural(replays, 'batch', 'batches')} already stored before)` : ''}`,
     ]);
@@ -208,7 +220,7 @@ function report(sent: readonly Sent[], target: SendTarget, name: string, options
   const reasons = sent.flatMap(({ id, firstRow, result }) => result.reasons.map((r) => `row ${count(firstRow + r.index)} (batch ${id}, element ${r.index}): ${r.reason}`));
   for (const line of reasons.slice(0, REASONS_SHOWN)) context.out.note(line);
   if (refused > REASONS_SHOWN) context.out.note(`... and ${count(refused - REASONS_SHOWN)} more`);
-  throw new CliError('rows_refused', `${plural(refused, 'row was', 'rows were')} refused by the intake: only JSON objects are stored`);
+  throw new CliError('rows_refused', `${plural(refused, 'row is', 'rows are')} not a JSON object: stored, and the roll rejects ${refused === 1 ? 'it' : 'them'} as not_an_object (see: tablemere sink rejects)`);
 }
 
 /** A failure in the middle of a send, with what happened before it and how to go on. */

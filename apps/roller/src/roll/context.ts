@@ -13,8 +13,11 @@ import type { SweepSchedule } from './sweep.ts';
 /** What every roll shares with the process: clients, caches, metrics and settings. */
 export interface RollDeps {
   api: InternalApi;
-  /** The platform's intake store, one ObjectStore per bucket. */
-  intake(bucket: string): ObjectStore;
+  /**
+   * The sink's intake store: its bucket through the platform's store credentials, or (a
+   * warehouse's sink_bucket) through the warehouse's own.
+   */
+  intake(sink: InternalSink): ObjectStore;
   catalogs: TenantCatalogs;
   metrics: RollerMetrics;
   crash: CrashHook;

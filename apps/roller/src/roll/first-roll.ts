@@ -10,10 +10,13 @@ export const FIRST_ROLL_PROPERTIES: Readonly<Record<string, string>> = {
   'write.metadata.previous-versions-max': '5',
 };
 
-/** What the first roll still has to change on this table; undefined when nothing. */
+/**
+ * What the first roll still has to change on this table; undefined when nothing. A property
+ * the table already has is the owner's, whatever its value, and is never overwritten.
+ */
 export function firstRollChange(metadata: TableMetadata): SchemaChange | undefined {
   const hasColumn = currentSchema(metadata).fields.some((f) => f.name === INGEST_TS);
-  const properties = Object.fromEntries(Object.entries(FIRST_ROLL_PROPERTIES).filter(([k, v]) => metadata.properties?.[k] !== v));
+  const properties = Object.fromEntries(Object.entries(FIRST_ROLL_PROPERTIES).filter(([k]) => metadata.properties?.[k] === undefined));
   if (hasColumn && Object.keys(properties).length === 0) return undefined;
   return {
     ...(hasColumn ? {} : { addColumns: [{ name: INGEST_TS, type: 'timestamptz', doc: 'when the intake received the row' }] }),
@@ -25,8 +28,9 @@ const ATTEMPTS = 5;
 
 /**
  * Step 3, first roll: adds the optional `__ingest_ts timestamptz` column and the metadata
- * retention properties in one commit; a table that has both is left alone (a column of that
- * name with another type is kept, and then not filled). A concurrent change of the schema
+ * retention properties the table lacks, in one commit; a table that has the column and both
+ * properties is left alone, and properties it has keep their values (a column of that name
+ * with another type is kept, and then not filled). A concurrent change of the schema
  * loses the race cleanly (409) and is planned again on the new table.
  */
 export async function applyFirstRoll(ctx: RollContext, table: TenantTable): Promise<TenantTable> {

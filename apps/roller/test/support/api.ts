@@ -1,7 +1,7 @@
-import { CreatedSink, SendResult, Sink, SinkList, type ColumnInput } from '@tablemere/contracts';
+import { BatchStatus, Connection, CreatedSink, DeletedSink, PendingRows, SendResult, Sink, SinkList, type ColumnInput } from '@tablemere/contracts';
 import type { TestStack } from './stack.ts';
 
-async function call(stack: TestStack, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: any }> {
+async function call(stack: TestStack, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: unknown }> {
   const res = await fetch(`${stack.apiUrl}${path}`, {
     method,
     headers: { authorization: `Bearer ${stack.adminKey}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
@@ -11,32 +11,55 @@ async function call(stack: TestStack, method: string, path: string, body?: unkno
   return { status: res.status, body: text === '' ? undefined : JSON.parse(text) };
 }
 
-function expectStatus(what: string, answer: { status: number; body: unknown }, ...ok: number[]): void {
-  if (!ok.includes(answer.status)) throw new Error(`${what}: ${answer.status} ${JSON.stringify(answer.body)}`);
+/** One API request with the admin key; fails unless answered `status`, and parses the answer. */
+async function answered<T>(stack: TestStack, what: string, method: string, path: string, status: number, schema: { parse(value: unknown): T }, body?: unknown): Promise<T> {
+  const answer = await call(stack, method, path, body);
+  if (answer.status !== status) throw new Error(`${what}: ${answer.status} ${JSON.stringify(answer.body)}`);
+  return schema.parse(answer.body);
 }
 
-/** Creates an unpartitioned table through the API. */
-export async function createTable(stack: TestStack, namespace: string, name: string, columns: ColumnInput[]): Promise<void> {
-  const answer = await call(stack, 'POST', `/v1/warehouses/${stack.warehouse}/tables`, { namespace, name, columns });
-  expectStatus('create table', answer, 201);
+/** Whatever the route answers: for answers a test does not read. */
+const anything = { parse: (value: unknown) => value };
+
+/** Creates an unpartitioned table through the API, in the stack's warehouse unless told. */
+export async function createTable(stack: TestStack, namespace: string, name: string, columns: ColumnInput[], warehouse = stack.warehouse): Promise<void> {
+  await answered(stack, 'create table', 'POST', `/v1/warehouses/${warehouse}/tables`, 201, anything, { namespace, name, columns });
 }
 
-export async function createSink(stack: TestStack, name: string, table: string, policy: Record<string, number> = {}): Promise<CreatedSink> {
-  const answer = await call(stack, 'POST', '/v1/sinks', { name, table, warehouse: stack.warehouse, ...policy });
-  expectStatus('create sink', answer, 201);
-  return CreatedSink.parse(answer.body);
+export function createSink(stack: TestStack, name: string, table: string, policy: Record<string, number> = {}, warehouse = stack.warehouse): Promise<CreatedSink> {
+  return answered(stack, 'create sink', 'POST', '/v1/sinks', 201, CreatedSink, { name, table, warehouse, ...policy });
 }
 
-export async function getSink(stack: TestStack, sink: string): Promise<Sink> {
-  const answer = await call(stack, 'GET', `/v1/sinks/${sink}`);
-  expectStatus('get sink', answer, 200);
-  return Sink.parse(answer.body);
+/** Registers a warehouse (POST /v1/warehouses) with the request body given. */
+export async function createWarehouse(stack: TestStack, body: Record<string, unknown>): Promise<void> {
+  await answered(stack, 'create warehouse', 'POST', '/v1/warehouses', 201, anything, body);
+}
+
+/** GET /v1/connection for a warehouse (the stack's unless told). */
+export function connection(stack: TestStack, warehouse = stack.warehouse): Promise<Connection> {
+  return answered(stack, 'connection', 'GET', `/v1/connection?warehouse=${warehouse}`, 200, Connection);
+}
+
+/** GET /v1/sinks/{id}/pending: the newest rows waiting, read from the sink's intake. */
+export function pendingRows(stack: TestStack, sinkId: string): Promise<PendingRows> {
+  return answered(stack, 'pending rows', 'GET', `/v1/sinks/${sinkId}/pending`, 200, PendingRows);
+}
+
+/** DELETE /v1/sinks/{id}: the pending batches are discarded and removed from the intake. */
+export function deleteSink(stack: TestStack, sinkId: string): Promise<DeletedSink> {
+  return answered(stack, 'delete sink', 'DELETE', `/v1/sinks/${sinkId}`, 202, DeletedSink);
+}
+
+export function batchStatus(stack: TestStack, sinkId: string, batchId: string): Promise<BatchStatus> {
+  return answered(stack, 'batch status', 'GET', `/v1/sinks/${sinkId}/batches/${batchId}`, 200, BatchStatus);
+}
+
+export function getSink(stack: TestStack, sink: string): Promise<Sink> {
+  return answered(stack, 'get sink', 'GET', `/v1/sinks/${sink}`, 200, Sink);
 }
 
 export async function listSinks(stack: TestStack, query: Record<string, string> = {}): Promise<Sink[]> {
-  const answer = await call(stack, 'GET', `/v1/sinks?${new URLSearchParams(query)}`);
-  expectStatus('list sinks', answer, 200);
-  return SinkList.parse(answer.body).sinks;
+  return (await answered(stack, 'list sinks', 'GET', `/v1/sinks?${new URLSearchParams(query)}`, 200, SinkList)).sinks;
 }
 
 /** Sends one batch with the send key, as a producer does: a JSON array of (here) objects. */

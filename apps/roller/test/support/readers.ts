@@ -132,3 +132,19 @@ export function otherWriter(
     },
   };
 }
+
+/** One rejected row as a reader of the rejects files sees it. */
+export interface RecipeReject {
+  batch_id: string;
+  row: unknown;
+  reason: string;
+  field: string;
+}
+
+/**
+ * Runs GET /v1/connection's rejects read recipe (`sink_rejects`) for one sink with DuckDB and
+ * with Python (pyarrow), as the recipe's user would.
+ */
+export async function rejectsByRecipe(recipe: unknown, sinkId: string, env?: ReaderEnv): Promise<{ duckdb: RecipeReject[]; python: RecipeReject[] }> {
+  return (await read([JSON.stringify(recipe), sinkId], env, 'rejects_recipe.py')) as { duckdb: RecipeReject[]; python: RecipeReject[] };
+}

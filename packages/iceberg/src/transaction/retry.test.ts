@@ -3,13 +3,18 @@ import { backoffMs, DEFAULT_RETRY_POLICY } from './retry.ts';
 import { newSnapshotId } from './snapshot-id.ts';
 
 describe('retry backoff', () => {
-  it('grows from the minimum to the cap, jittered within the upper half', () => {
+  it('is the description\'s policy: 5 attempts, 0.5–8 s between them', () => {
     const policy = DEFAULT_RETRY_POLICY;
-    expect(backoffMs(policy, 1, () => 0)).toBe(250);
-    expect(backoffMs(policy, 1, () => 1)).toBe(500);
-    expect(backoffMs(policy, 4, () => 1)).toBe(4000);
+    expect(policy.attempts).toBe(5);
+    const retries = Array.from({ length: policy.attempts - 1 }, (_, i) => i + 1);
+    expect(retries.map((r) => [backoffMs(policy, r, () => 0), backoffMs(policy, r, () => 1)])).toEqual([
+      [500, 1000],
+      [1000, 2000],
+      [2000, 4000],
+      [4000, 8000],
+    ]);
+    expect(backoffMs(policy, 9, () => 0)).toBe(8000);
     expect(backoffMs(policy, 9, () => 1)).toBe(8000);
-    expect(backoffMs(policy, 9, () => 0)).toBe(4000);
   });
 });
 

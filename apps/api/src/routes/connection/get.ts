@@ -1,6 +1,8 @@
 import { ConnectionQuery, type Connection } from '@tablemere/contracts';
 import type { FastifyInstance } from 'fastify';
 import type { RouteDeps } from '../../deps.ts';
+import { intakePlacement } from '../../domain/intake-stores.ts';
+import { rejectsRecipe } from '../../domain/rejects-recipe.ts';
 import { openDefaultWarehouse, openWarehouse } from '../../domain/warehouses.ts';
 import { principalOf } from '../../http/auth.ts';
 import { parse } from '../../http/parse.ts';
@@ -34,7 +36,13 @@ export function getConnection(app: FastifyInstance, deps: RouteDeps): void {
         auth: { type: warehouse.auth.type },
         s3: { endpoint: warehouse.s3.endpoint, region: warehouse.s3.region, path_style: true },
       },
-      ...(deps.sinksEnabled ? { sinks_note: SINKS_NOTE, ingest_url: `${deps.publicUrl}/v1/sinks/{sink_id}` } : {}),
+      ...(deps.sinksEnabled
+        ? {
+            sinks_note: SINKS_NOTE,
+            ingest_url: `${deps.publicUrl}/v1/sinks/{sink_id}`,
+            sink_rejects: rejectsRecipe(warehouse, intakePlacement(warehouse, deps.intakeBucket)),
+          }
+        : {}),
     };
   });
 }

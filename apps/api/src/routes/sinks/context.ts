@@ -1,5 +1,5 @@
-import type { ObjectStore } from '@tablemere/store';
 import type { RouteDeps } from '../../deps.ts';
+import type { IntakeStores } from '../../domain/intake-stores.ts';
 import type { BacklogGauge } from '../../domain/intake-backlog.ts';
 import type { InFlight } from '../../domain/intake-in-flight.ts';
 import type { BodyPool } from '../../http/body-pool.ts';
@@ -9,7 +9,8 @@ import type { SendKeyCache } from '../../domain/send-keys.ts';
 
 /** What the sink routes share: the app's deps, the intake store, the backlog gauge, the send keys and the ledger's group writers. */
 export interface SinkRouteDeps extends RouteDeps {
-  intake: ObjectStore;
+  /** Each warehouse's intake store (the platform's, or the warehouse's sink_bucket). */
+  intakes: IntakeStores;
   backlog: BacklogGauge;
   sendKeys: SendKeyCache;
   claims: Claims;

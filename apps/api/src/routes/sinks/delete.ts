@@ -9,7 +9,7 @@ import type { SinkRouteDeps } from './context.ts';
 export function deleteSink(app: FastifyInstance, deps: SinkRouteDeps): void {
   app.delete('/v1/sinks/:sink', async (request, reply): Promise<DeletedSink> => {
     const params = parse(SinkParams, request.params, 'params');
-    const deleted = await deleteSinkRow({ pool: deps.pool, intake: deps.intake, log: request.log }, principalOf(request), params.sink);
+    const deleted = await deleteSinkRow({ pool: deps.pool, intakes: deps.intakes, log: request.log }, principalOf(request), params.sink);
     deps.sendKeys.forget(deleted.id);
     void reply.status(202);
     return deleted;

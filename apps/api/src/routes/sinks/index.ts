@@ -5,6 +5,7 @@ import type { RouteDeps } from '../../deps.ts';
 import { BacklogGauge } from '../../domain/intake-backlog.ts';
 import { Claims } from '../../domain/intake-claim.ts';
 import { InFlight } from '../../domain/intake-in-flight.ts';
+import { IntakeStores } from '../../domain/intake-stores.ts';
 import { Settler } from '../../domain/intake-settle.ts';
 import { SendKeyCache } from '../../domain/send-keys.ts';
 import { apiKeyScope } from '../../http/auth.ts';
@@ -32,7 +33,7 @@ export function sinkRoutes(app: FastifyInstance, deps: RouteDeps): void {
   if (!deps.sinksEnabled) return;
   const sinkDeps: SinkRouteDeps = {
     ...deps,
-    intake: new ObjectStore(deps.s3, deps.intakeBucket),
+    intakes: new IntakeStores(deps.pool, deps.secrets, new ObjectStore(deps.s3, deps.intakeBucket)),
     backlog: new BacklogGauge(deps.pool, deps.sinkBacklog),
     sendKeys: new SendKeyCache(deps.pool),
     claims: new Claims(deps.pool),
@@ -40,6 +41,7 @@ export function sinkRoutes(app: FastifyInstance, deps: RouteDeps): void {
     bodies: new BodyPool(SEND_BODY_LIMIT, BODY_SLABS_KEPT, LARGE_BODY_BYTES),
     inFlight: new InFlight(deps.sendInFlight),
   };
+  app.addHook('onClose', async () => sinkDeps.intakes.close());
   app.register(
     apiKeyScope(deps.pool, 'read', (read) => {
       listSinks(read, sinkDeps);

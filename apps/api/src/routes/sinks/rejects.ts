@@ -15,7 +15,7 @@ export function getSinkRejects(app: FastifyInstance, deps: SinkRouteDeps): void 
     const params = parse(SinkParams, request.params, 'params');
     const q = parse(RejectsQuery, request.query, 'query');
     const sink = await findSink(deps.pool, principalOf(request).projectId, params.sink);
-    const page = await rejectsPage({ intake: deps.intake, log: request.log }, sink.id, q);
+    const page = await rejectsPage({ intake: await deps.intakes.of(sink.warehouse_id), log: request.log }, sink.id, q);
     return reply.type('application/json; charset=utf-8').send(page);
   });
 }

@@ -120,7 +120,7 @@ export function sendBatch(app: FastifyInstance, deps: SinkRouteDeps): void {
         const body = (request.body as SendBody | undefined) ?? { bytes: Buffer.alloc(0), sha256: createHash('sha256').digest() };
         let answer: IntakeAnswer;
         try {
-          answer = await acceptBatch({ pool: deps.pool, intake: deps.intake, claims: deps.claims, settler: deps.settler, log: request.log }, sink, idempotencyKey(request), body);
+          answer = await acceptBatch({ pool: deps.pool, intake: await throughDatabase(() => deps.intakes.of(sink.warehouseId)), claims: deps.claims, settler: deps.settler, log: request.log }, sink, idempotencyKey(request), body);
         } finally {
           deps.bodies.give(body.bytes);
         }

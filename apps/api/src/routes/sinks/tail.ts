@@ -15,7 +15,7 @@ export function getSinkPending(app: FastifyInstance, deps: SinkRouteDeps): void 
     const params = parse(SinkParams, request.params, 'params');
     const q = parse(PendingQuery, request.query, 'query');
     const sink = await findSink(deps.pool, principalOf(request).projectId, params.sink);
-    const rows = await pendingRows({ intake: deps.intake, log: request.log, db: deps.pool }, sink.id, q);
+    const rows = await pendingRows({ intake: await deps.intakes.of(sink.warehouse_id), log: request.log, db: deps.pool }, sink.id, q);
     return reply.type('application/json; charset=utf-8').send(rows);
   });
 }

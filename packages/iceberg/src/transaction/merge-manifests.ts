@@ -159,6 +159,12 @@ export class ManifestMerger {
   readonly policy: ManifestMergePolicy;
   private readonly io: FileIO;
   private readonly merged = new Map<string, Promise<MergedManifest>>();
+  /**
+   * Manifests read so far, by path (a manifest file never changes): after a lost race the bin
+   * differs by the rival's new manifests only, and reading the rest again would make every
+   * retry as slow as the first while a busy writer keeps committing.
+   */
+  private readonly manifestBytes = new Map<string, Promise<Uint8Array>>();
   private readonly locations: string[] = [];
 
   constructor(io: FileIO, policy: ManifestMergePolicy) {
@@ -192,9 +198,20 @@ export class ManifestMerger {
     return merged;
   }
 
+  private bytesOf(path: string): Promise<Uint8Array> {
+    let bytes = this.manifestBytes.get(path);
+    if (!bytes) {
+      bytes = this.io.get(path);
+      // A failed read is not kept: the next attempt reads again.
+      bytes.catch(() => this.manifestBytes.delete(path));
+      this.manifestBytes.set(path, bytes);
+    }
+    return bytes;
+  }
+
   private async write(bin: ManifestBin, bound: BoundPartitionSpec, request: MergeRequest): Promise<MergedManifest> {
     const spec = request.metadata['partition-specs'].find((s) => s['spec-id'] === bin.specId)!;
-    const read = await Promise.all(bin.manifests.map(async (m) => readManifestEntries(await this.io.get(m.manifest_path), m)));
+    const read = await Promise.all(bin.manifests.map(async (m) => readManifestEntries(await this.bytesOf(m.manifest_path), m)));
     const entries = read.flat().flatMap((entry) => carried(entry, request.snapshotId));
     const bytes = writeManifestEntries({ schema: currentSchema(request.metadata), partitionSpec: spec, formatVersion: request.metadata['format-version'], entries });
     const location = manifestLocation(request.metadata.location);

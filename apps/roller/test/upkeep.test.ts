@@ -194,7 +194,9 @@ describe('upkeep beside another writer', SLOW, () => {
   it('a compaction racing PyIceberg appends keeps both sides exactly once', async () => {
     await roll(3);
     const stopFile = path.join(tmpdir(), `upkeep-stop-${suffix()}`);
-    const writer = otherWriter(ns, 'events', stopFile);
+    // Back to back the rival commits every ~0.2 s on an idle machine, faster than a compaction
+    // attempt (reload, read the new manifests, rewrite the touched ones, commit) can fit in.
+    const writer = otherWriter(ns, 'events', stopFile, 0.5);
     try {
       // Let the other writer get going, then run upkeep twice while it commits back to back.
       await new Promise((r) => setTimeout(r, 1500));

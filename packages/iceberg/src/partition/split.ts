@@ -1,5 +1,6 @@
 import { type Data, RecordBatch, type Struct, Table, Type } from 'apache-arrow';
 import { takeRows } from '../writer/arrow-take.ts';
+import { read128 } from '../writer/stats.ts';
 import { PARQUET_FIELD_ID } from '../writer/type-table.ts';
 import type { BoundPartitionField, BoundPartitionSpec } from './bound-spec.ts';
 import { applyTransform, type PartitionValue } from './transforms.ts';
@@ -44,12 +45,7 @@ function leafReader(data: Data): Reader {
       };
     }
     case Type.Decimal:
-      return (row) => {
-        const words = data.values as Uint32Array;
-        let u = 0n;
-        for (let w = 3; w >= 0; w--) u = (u << 32n) | BigInt(words[4 * at(row) + w] as number);
-        return BigInt.asIntN(128, u);
-      };
+      return (row) => read128(data.values as Uint32Array, 4 * at(row));
     case Type.FixedSizeBinary: {
       const width = (data.type as unknown as { byteWidth: number }).byteWidth;
       return (row) => (data.values as Uint8Array).subarray(at(row) * width, (at(row) + 1) * width);

@@ -1,5 +1,5 @@
 import type { PrimitiveType } from '../spec/types.ts';
-import { minimalTwosComplement } from '../writer/stats.ts';
+import { bytesOrder, minimalTwosComplement } from '../writer/stats.ts';
 import type { BoundPartitionField } from './bound-spec.ts';
 import type { PartitionValue } from './transforms.ts';
 
@@ -91,16 +91,10 @@ export function singleValueBytes(type: PrimitiveType, value: Exclude<PartitionVa
   }
 }
 
-function compareBytes(a: Uint8Array, b: Uint8Array): number {
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return (a[i] as number) - (b[i] as number);
-  return a.length - b.length;
-}
-
 /** Orders two non-null, non-NaN values of one type as Iceberg does (strings by UTF-8 bytes). */
 export function compareValues(type: PrimitiveType, a: Exclude<PartitionValue, null>, b: Exclude<PartitionValue, null>): number {
-  if (type.kind === 'string') return compareBytes(Buffer.from(a as string, 'utf8'), Buffer.from(b as string, 'utf8'));
-  if (a instanceof Uint8Array) return compareBytes(a, b as Uint8Array);
+  if (type.kind === 'string') return bytesOrder(Buffer.from(a as string, 'utf8'), Buffer.from(b as string, 'utf8'));
+  if (a instanceof Uint8Array) return bytesOrder(a, b as Uint8Array);
   if (typeof a === 'boolean') return Number(a) - Number(b);
   return a < b ? -1 : a > b ? 1 : 0;
 }

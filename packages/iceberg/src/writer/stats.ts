@@ -153,7 +153,8 @@ function compare128(a: Uint32Array, i: number, b: Uint32Array, j: number): numbe
   return 0;
 }
 
-function read128(words: Uint32Array, at: number): bigint {
+/** The signed 128-bit value at word `at` (four little-endian 32-bit words, as Decimal128 stores it). */
+export function read128(words: Uint32Array, at: number): bigint {
   let u = 0n;
   for (let w = 3; w >= 0; w--) u = (u << 32n) | BigInt(words[at + w] as number);
   return BigInt.asIntN(128, u);

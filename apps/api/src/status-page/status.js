@@ -44,7 +44,7 @@ function bytes(n) {
 }
 
 function duration(seconds) {
-  if (seconds < 10) return `${seconds.toFixed(1)} s`;
+  if (seconds < 10) return Number.isInteger(seconds) ? `${seconds} s` : `${seconds.toFixed(1)} s`;
   if (seconds < 120) return `${Math.round(seconds)} s`;
   if (seconds < 7200) return `${Math.floor(seconds / 60)} min ${Math.round(seconds % 60)} s`;
   if (seconds < 172800) return `${Math.floor(seconds / 3600)} h ${Math.round((seconds % 3600) / 60)} min`;
@@ -53,7 +53,7 @@ function duration(seconds) {
 
 /** How long before the status was read `at` was: the server's clock on both sides. */
 function ago(at) {
-  const seconds = Math.max(0, (Date.parse(state.status.generated_at) - Date.parse(at)) / 1000);
+  const seconds = Math.max(0, Math.round((Date.parse(state.status.generated_at) - Date.parse(at)) / 1000));
   return `${duration(seconds)} ago`;
 }
 
@@ -98,7 +98,7 @@ function cell(className, ...children) {
   return td;
 }
 
-const sub = (text) => el('span', text, 'sub');
+const sub = (text, extra = '') => el('span', text, `sub ${extra}`.trim());
 const none = (text = '–') => el('span', text, 'none');
 
 function stateCell(sink) {
@@ -120,7 +120,8 @@ function bytesCell(sink) {
   const limits = state.status.backlog_limits;
   const share = Math.max(sink.lag.bytes_waiting / limits.max_pending_bytes, sink.lag.batches_waiting / limits.max_pending_batches);
   const percent = Math.round(share * 100);
-  return cell('num', el('span', bytes(sink.lag.bytes_waiting)), share > 0 ? sub(`${percent}% of cap`) : null);
+  // Shown once it is worth a look: a sink at its cap gets 429 backlog_full.
+  return cell('num', el('span', bytes(sink.lag.bytes_waiting)), percent >= 1 ? sub(`${percent}% of cap`, percent >= 80 ? 'over' : '') : null);
 }
 
 function lastRollCell(sink) {

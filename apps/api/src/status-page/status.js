@@ -45,10 +45,15 @@ function bytes(n) {
 
 function duration(seconds) {
   if (seconds < 10) return Number.isInteger(seconds) ? `${seconds} s` : `${seconds.toFixed(1)} s`;
-  if (seconds < 120) return `${Math.round(seconds)} s`;
-  if (seconds < 7200) return `${Math.floor(seconds / 60)} min ${Math.round(seconds % 60)} s`;
-  if (seconds < 172800) return `${Math.floor(seconds / 3600)} h ${Math.round((seconds % 3600) / 60)} min`;
-  return `${Math.floor(seconds / 86400)} d`;
+  const whole = Math.round(seconds);
+  const [days, hours, minutes, rest] = [Math.floor(whole / 86400), Math.floor(whole / 3600) % 24, Math.floor(whole / 60) % 60, whole % 60];
+  // Two units at most, the smaller left out when it is zero.
+  const [big, small] =
+    whole < 60 ? [`${rest} s`, '']
+    : whole < 3600 ? [`${minutes} min`, rest ? `${rest} s` : '']
+    : whole < 86400 ? [`${hours} h`, minutes ? `${minutes} min` : '']
+    : [`${days} d`, hours ? `${hours} h` : ''];
+  return small ? `${big} ${small}` : big;
 }
 
 /** How long before the status was read `at` was: the server's clock on both sides. */
@@ -58,6 +63,7 @@ function ago(at) {
 }
 
 const count = (n) => n.toLocaleString('en');
+const counted = (n, one, many = `${one}s`) => `${count(n)} ${n === 1 ? one : many}`;
 
 // ---- the rows ----
 
@@ -129,7 +135,7 @@ function lastRollCell(sink) {
   if (!roll) return cell('', none('never'));
   const when = el('span', ago(roll.at));
   when.title = roll.at;
-  return cell('', when, sub(`${count(roll.batches)} batches, ${count(roll.rows)} rows`));
+  return cell('', when, sub(`${counted(roll.batches, 'batch', 'batches')}, ${counted(roll.rows, 'row')}`));
 }
 
 function rollsCell(sink) {
@@ -141,7 +147,7 @@ function errorCell(sink) {
   const error = sink.roll_error;
   if (!error) return cell('', none());
   const text = el('span', `${error.code}: ${error.message}`);
-  return cell('error', text, sub(`since ${ago(error.since)}, ${count(error.attempts)} failed rolls, last ${ago(error.last_at)}`));
+  return cell('error', text, sub(`since ${ago(error.since)}, ${counted(error.attempts, 'failed roll')}, last ${ago(error.last_at)}`));
 }
 
 function upkeepCell(sink) {

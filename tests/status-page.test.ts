@@ -33,7 +33,7 @@ const requested: string[] = [];
 
 /** The system Chromium's path, or a loud failure naming the install step. */
 function chromiumPath(): string {
-  const found = spawnSync('sh', ['-c', `command -v ${CHROMIUM}`], { encoding: 'utf8' });
+  const found = spawnSync('sh', ['-c', `command -v "${CHROMIUM}"`], { encoding: 'utf8' });
   if (found.status !== 0) throw new Error(`no ${CHROMIUM} on PATH: run \`node scripts/ensure-install.mjs --tests\` (Debian's chromium package)`);
   return found.stdout.trim();
 }

@@ -148,3 +148,20 @@ if (wantsCatalog('nessie')) await ensure(
   },
   JSON.stringify(NESSIE),
 );
+
+// The status page's browser test (tests/status-page.test.ts) drives Debian's chromium package
+// (puppeteer-core downloads no browser). Present: one `command -v`, nothing else. Missing: apt
+// installs it when running as root (CI), else the message says what to install. CHROMIUM_PATH
+// names another Chromium binary instead.
+function hasCommand(name) {
+  return spawnSync('sh', ['-c', `command -v "${name}"`], { stdio: 'ignore' }).status === 0;
+}
+if (forTests && !process.env.CHROMIUM_PATH && !hasCommand('chromium')) {
+  if (process.getuid?.() !== 0 || !hasCommand('apt-get')) {
+    console.error("[install] the status page test needs Chromium: install Debian's chromium package (apt-get install chromium), or set CHROMIUM_PATH to a Chromium binary");
+    process.exit(1);
+  }
+  process.env.DEBIAN_FRONTEND = 'noninteractive';
+  run('apt-get', ['update', '-qq'], 'apt package lists');
+  run('apt-get', ['install', '-y', '-qq', '--no-install-recommends', 'chromium', 'fonts-liberation'], 'chromium for the status page test');
+}

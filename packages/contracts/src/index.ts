@@ -10,3 +10,4 @@ export * from './sinks.ts';
 export * from './sink-peek.ts';
 export * from './internal.ts';
 export * from './usage.ts';
+export * from './status.ts';

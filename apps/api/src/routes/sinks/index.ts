@@ -10,6 +10,7 @@ import { Settler } from '../../domain/intake-settle.ts';
 import { SendKeyCache } from '../../domain/send-keys.ts';
 import { apiKeyScope } from '../../http/auth.ts';
 import { BodyPool } from '../../http/body-pool.ts';
+import { statusRoutes } from '../status/index.ts';
 import { getBatch } from './batch.ts';
 import type { SinkRouteDeps } from './context.ts';
 import { createSink } from './create.ts';
@@ -26,8 +27,8 @@ const BODY_SLABS_KEPT = 4;
 const LARGE_BODY_BYTES = 1024 * 1024;
 
 /**
- * Every /v1/sinks route. With sinks disabled (AL_SINKS_ENABLED=false) none is registered,
- * so each answers 404 not_found like any unknown route.
+ * Every /v1/sinks route, and the status page over them. With sinks disabled
+ * (AL_SINKS_ENABLED=false) none is registered, so each answers 404 not_found like any unknown route.
  */
 export function sinkRoutes(app: FastifyInstance, deps: RouteDeps): void {
   if (!deps.sinksEnabled) return;
@@ -58,4 +59,5 @@ export function sinkRoutes(app: FastifyInstance, deps: RouteDeps): void {
     }),
   );
   sendBatch(app, sinkDeps);
+  statusRoutes(app, sinkDeps);
 }

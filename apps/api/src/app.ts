@@ -109,6 +109,9 @@ const PUBLIC_DESCRIPTION = [
   'Every route answers `X-Request-Id` (the caller\'s own when it is 1-64 of `A-Z a-z 0-9 . _ : -`), and every GET also answers HEAD. Every error is `{"error": {"code", "message", ...details, "request_id"}}`: branch on `code`; codes may be added. A path no route has is 404 `not_found`; `client_aborted` (499) is only logged, never sent. The internal API of the roller is not part of this document: it listens apart, never on public networks, behind the bootstrap secret, and describes itself at `/internal/openapi.json` there.',
 ].join('\n\n');
 
+/** The producer's route first, then the owner's resources, then the probes and this reference. */
+const PUBLIC_TAGS = ['send', 'sinks', 'tables', 'warehouses', 'connection', 'usage', 'keys', 'probes', 'reference'];
+
 const INTERNAL_DESCRIPTION =
   'The roller\'s API, on the internal listener only: it answers with tenant credentials in clear. Every request, unknown paths included, needs `Authorization: Bearer <TABLEMERE_BOOTSTRAP_SECRET>`, else 401 `unauthorized`. Times are the database\'s clock.';
 
@@ -139,7 +142,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   connectionRoutes(app, routeDeps);
   usageRoutes(app, routeDeps);
   sinkRoutes(app, routeDeps);
-  docRoutes(app, () => routesOf(app), { title: 'tablemere sinks API', description: PUBLIC_DESCRIPTION, serverUrl: routeDeps.publicUrl, html: true });
+  docRoutes(app, () => routesOf(app), { title: 'tablemere sinks API', description: PUBLIC_DESCRIPTION, serverUrl: routeDeps.publicUrl, tags: PUBLIC_TAGS, html: true });
   return app;
 }
 

@@ -11,12 +11,15 @@ export interface DocumentInfo {
   description: string;
   /** The API's public URL, for `servers`; absent: the document's own origin. */
   serverUrl?: string;
+  /** The order of the tags (groups of routes) in the document; others follow. */
+  tags?: readonly string[];
 }
 
 /** The OpenAPI 3.1 document as built here: the fields the HTML page and the tests read, the rest loose. */
 export interface OpenApiDocument {
   openapi: string;
   info: { title: string; version: string; description: string };
+  tags: Array<{ name: string }>;
   paths: Record<string, Record<string, Operation>>;
   components: Json;
   'x-error-codes': Array<{ code: ErrorCode; status: number; message: string; retry_after: boolean }>;
@@ -201,7 +204,7 @@ export function buildDocument(routes: readonly RouteEntry[], info: DocumentInfo)
     openapi: '3.1.1',
     info: { title: info.title, version: DOCUMENT_VERSION, description: info.description },
     ...(info.serverUrl ? { servers: [{ url: info.serverUrl }] } : {}),
-    tags: [...new Set(Object.values(paths).flatMap((ops) => Object.values(ops).flatMap((op) => op.tags)))].map((name) => ({ name })),
+    tags: [...new Set([...(info.tags ?? []), ...Object.values(paths).flatMap((ops) => Object.values(ops).flatMap((op) => op.tags))])].map((name) => ({ name })),
     paths,
     components: {
       schemas: { Error: toJsonSchema(contracts.ErrorBody, 'output'), ...schemas.components },

@@ -22,10 +22,11 @@ function schemaOf(schema: Json | undefined): string {
   return ref ? `<a href="#schema-${escape(ref)}">${escape(ref)}</a>` : `<details><summary>schema</summary>${pretty(schema)}</details>`;
 }
 
-function examplesOf(content: Json | undefined): string {
+/** The examples of a body, open where they show what succeeds (`open`), folded for errors. */
+function examplesOf(content: Json | undefined, open = false): string {
   const media = Object.values(content ?? {})[0] as { examples?: Record<string, { summary: string; value: unknown }> } | undefined;
   return Object.entries(media?.examples ?? {})
-    .map(([name, example]) => `<details><summary>example: ${escape(example.summary ?? name)}</summary>${pretty(example.value)}</details>`)
+    .map(([name, example]) => `<details${open ? ' open' : ''}><summary>example: ${escape(example.summary ?? name)}</summary>${pretty(example.value)}</details>`)
     .join('');
 }
 
@@ -46,7 +47,7 @@ function responsesOf(op: Operation): string {
       .map(([name, header]) => `<div>header <code>${escape(name)}</code>${prose((header as Json).description as string | undefined)}</div>`)
       .join('');
     const media = Object.values((response.content as Json | undefined) ?? {})[0] as Json | undefined;
-    return `<tr><td class="status s${status[0]}">${escape(status)}</td><td>${prose(response.description)}${headers}${schemaOf(media?.schema as Json | undefined)}${examplesOf(response.content as Json | undefined)}</td></tr>`;
+    return `<tr><td class="status s${status[0]}">${escape(status)}</td><td>${prose(response.description)}${headers}${schemaOf(media?.schema as Json | undefined)}${examplesOf(response.content as Json | undefined, Number(status) < 400)}</td></tr>`;
   });
   return `<h4>Answers</h4><table>${rows.join('')}</table>`;
 }
@@ -58,14 +59,14 @@ function operationOf(path: string, method: string, op: Operation, doc: OpenApiDo
   const body = op.requestBody as Json | undefined;
   const bodyContent = body?.content as Json | undefined;
   const bodyHtml = body
-    ? `<h4>Body <code>application/json</code></h4>${prose(body.description as string | undefined)}${schemaOf((Object.values(bodyContent ?? {})[0] as Json | undefined)?.schema as Json | undefined)}${examplesOf(bodyContent)}`
+    ? `<h4>Body <code>application/json</code></h4>${prose(body.description as string | undefined)}${schemaOf((Object.values(bodyContent ?? {})[0] as Json | undefined)?.schema as Json | undefined)}${examplesOf(bodyContent, true)}`
     : '';
   return `<section id="${escape(op.operationId)}"><h3><span class="method ${method}">${method.toUpperCase()}</span> <code>${escape(path)}</code></h3>
 <p class="summary">${escape(op.summary)}</p>${auth}${prose(op.description)}${parametersOf(op)}${bodyHtml}${responsesOf(op)}</section>`;
 }
 
 const STYLE = `body{font:15px/1.5 system-ui,sans-serif;margin:0;color:#1d232a;display:flex}
-nav{width:280px;flex:none;height:100vh;overflow:auto;position:sticky;top:0;background:#f4f6f8;padding:16px;box-sizing:border-box;font-size:14px}
+nav{width:320px;overflow-wrap:anywhere;flex:none;height:100vh;overflow:auto;position:sticky;top:0;background:#f4f6f8;padding:16px;box-sizing:border-box;font-size:14px}
 nav a{display:block;color:#1d232a;text-decoration:none;padding:2px 0}nav h2{font-size:13px;text-transform:uppercase;color:#667;margin:16px 0 4px}
 main{max-width:1000px;padding:24px 40px;min-width:0}section{border-top:1px solid #dde;padding:12px 0}
 code{background:#eef1f4;padding:0 3px;border-radius:3px;font-size:13px}pre{background:#f4f6f8;padding:8px;overflow:auto;font-size:12px}
@@ -77,7 +78,7 @@ table{border-collapse:collapse;width:100%;margin:4px 0}td,th{border:1px solid #d
 /** The reference page of a document: one self-contained HTML page, no script, no outside asset. */
 export function renderReference(doc: OpenApiDocument, documentUrl: string): string {
   const operations = Object.entries(doc.paths).flatMap(([path, ops]) => Object.entries(ops).map(([method, op]) => ({ path, method, op })));
-  const tags = [...new Set(operations.map((o) => o.op.tags[0]!))];
+  const tags = doc.tags.map((tag) => tag.name).filter((tag) => operations.some((o) => o.op.tags[0] === tag));
   const nav = tags
     .map((tag) => `<h2>${escape(tag)}</h2>${operations.filter((o) => o.op.tags[0] === tag).map((o) => `<a href="#${escape(o.op.operationId)}">${o.method.toUpperCase()} ${escape(o.path)}</a>`).join('')}`)
     .join('');

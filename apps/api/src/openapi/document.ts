@@ -2,6 +2,7 @@ import * as contracts from '@tablemere/contracts';
 import { z } from 'zod';
 import type { RouteEntry } from '../app.ts';
 import { ERROR_CODES, type ErrorCode } from '../errors.ts';
+import { exampleOf } from './examples.ts';
 import type { AnswerDoc, HeaderDoc, RouteAuth, RouteDoc } from './route-doc.ts';
 
 type Json = Record<string, unknown>;
@@ -100,11 +101,26 @@ function headers(docs: Record<string, HeaderDoc> | undefined): Json {
   return Object.fromEntries(Object.entries(docs ?? {}).map(([name, { required, ...header }]) => [name, { ...header, ...(required ? { required } : {}) }]));
 }
 
-function answer(doc: AnswerDoc, schemas: Schemas): Json & { description: string } {
+/**
+ * The examples of a body: those written by hand, each checked against the contract (a wrong
+ * one stops the build), else one made from the schema when the contract takes it.
+ */
+function examplesFor(schema: z.ZodType, given: AnswerDoc['examples'], io: 'input' | 'output', where: string): AnswerDoc['examples'] {
+  for (const [name, example] of Object.entries(given ?? {})) {
+    const checked = schema.safeParse(example.value);
+    if (!checked.success) throw new Error(`${where}: example ${name} does not match its contract: ${checked.error.message}`);
+  }
+  if (given) return given;
+  const made = exampleOf(toJsonSchema(schema, io));
+  return schema.safeParse(made).success ? { example: { summary: 'An example', value: made } } : undefined;
+}
+
+function answer(doc: AnswerDoc, schemas: Schemas, where: string): Json & { description: string } {
+  const examples = doc.schema ? examplesFor(doc.schema, doc.examples, 'output', where) : undefined;
   const content = doc.text
-    ? { [doc.text]: { schema: { type: 'string' } } }
+    ? { [doc.text]: { schema: { type: doc.text === 'application/json' ? 'object' : 'string' } } }
     : doc.schema
-      ? { 'application/json': { schema: schemas.ref(doc.schema, 'output'), ...(doc.examples ? { examples: doc.examples } : {}) } }
+      ? { 'application/json': { schema: schemas.ref(doc.schema, 'output'), ...(examples ? { examples } : {}) } }
       : undefined;
   return {
     description: doc.description,
@@ -158,12 +174,14 @@ function parameters(doc: RouteDoc): Json[] {
 function operation(route: RouteEntry, doc: RouteDoc, schemas: Schemas): Operation {
   const auth = route.config().auth ?? 'none';
   const responses: Operation['responses'] = {};
-  for (const [status, given] of Object.entries(doc.answers)) responses[status] = answer(given, schemas);
+  const where = `${route.method} ${route.url}`;
+  for (const [status, given] of Object.entries(doc.answers)) responses[status] = answer(given, schemas, `${where} ${status}`);
   for (const [status, error] of Object.entries(errorAnswers(errorCodesOf(route.method, auth, doc)))) {
-    if (responses[status]) throw new Error(`${route.method} ${route.url}: status ${status} is both an answer and an error`);
+    if (responses[status]) throw new Error(`${where}: status ${status} is both an answer and an error`);
     responses[status] = error;
   }
   const params = parameters(doc);
+  const bodyExamples = doc.body ? examplesFor(doc.body.schema, doc.body.examples, 'input', `${where} body`) : undefined;
   return {
     operationId: doc.id,
     summary: doc.summary,
@@ -172,7 +190,7 @@ function operation(route: RouteEntry, doc: RouteDoc, schemas: Schemas): Operatio
     security: auth === 'none' ? [] : [{ [SECURITY_SCHEMES[auth].name]: [] }],
     ...(params.length > 0 ? { parameters: params } : {}),
     ...(doc.body
-      ? { requestBody: { required: true, ...(doc.body.description ? { description: doc.body.description } : {}), content: { 'application/json': { schema: schemas.ref(doc.body.schema, 'input'), ...(doc.body.examples ? { examples: doc.body.examples } : {}) } } } }
+      ? { requestBody: { required: true, ...(doc.body.description ? { description: doc.body.description } : {}), content: { 'application/json': { schema: schemas.ref(doc.body.schema, 'input'), ...(bodyExamples ? { examples: bodyExamples } : {}) } } } }
       : {}),
     responses,
     'x-auth': auth,

@@ -29,10 +29,10 @@ export async function servedDocuments(app: FastifyInstance, internal: FastifyIns
       const doc = url.startsWith('/internal/') ? docs.internal : docs.public;
       const response = doc.paths[openApiPath(url)]?.[method]?.responses[String(status)];
       if (!response) return false;
-      // A HEAD answer has no body to name its code.
-      if (status < 400 || given === 'HEAD') return true;
-      const examples = (response.content as Record<string, { examples?: Record<string, unknown> }> | undefined)?.['application/json']?.examples ?? {};
-      return code !== undefined && code in examples;
+      const json = (response.content as Record<string, { schema?: { $ref?: string }; examples?: Record<string, unknown> }> | undefined)?.['application/json'];
+      // An answer of the route's own contract (e.g. /readyz's 503), or a HEAD answer, which has no body to name its code.
+      if (json?.schema?.$ref !== '#/components/schemas/Error' || given === 'HEAD') return true;
+      return code !== undefined && code in (json.examples ?? {});
     },
   };
 }

@@ -16,7 +16,15 @@ export function createTable(app: FastifyInstance, deps: RouteDeps): void {
         description: "Format v2, through the warehouse's catalog; the namespace is created when missing. The catalog may renumber field ids: the answer shows the schema it kept.",
         params: WarehouseParams,
         paramDescriptions: { warehouse: "The warehouse's name" },
-        body: { schema: CreateTableRequest },
+        body: {
+          schema: CreateTableRequest,
+          examples: {
+            events: {
+              summary: 'garden.events with a required long and a string',
+              value: { namespace: 'garden', name: 'events', columns: [{ name: 'x', type: 'long', required: true }, { name: 'who', type: 'string' }] },
+            },
+          },
+        },
         answers: { 201: { description: 'The table', schema: CreatedTable } },
         errors: ['warehouse_not_found', 'table_exists', 'catalog_error', 'catalog_unavailable'],
       },

@@ -81,7 +81,7 @@ function toJsonSchema(schema: z.ZodType, io: 'input' | 'output'): Json {
   return rest;
 }
 
-/** Builds components as routes name them: a contracts schema by its export name (input forms that differ get `Input`), any other inline. */
+/** Builds components as routes name them: a contracts schema by its export name, any other inline. */
 class Schemas {
   readonly components: Record<string, Json> = {};
 
@@ -89,9 +89,12 @@ class Schemas {
     const json = toJsonSchema(schema, io);
     const name = NAMES.get(schema);
     if (name === undefined) return json;
-    const key = this.components[name] === undefined || same(this.components[name], json) ? name : `${name}Input`;
-    this.components[key] = json;
-    return { $ref: `#/components/schemas/${key}` };
+    // One name, one JSON Schema: a contract used as a request and as an answer must read the same both ways.
+    if (this.components[name] !== undefined && !same(this.components[name], json)) {
+      throw new Error(`${name} is a request and an answer with different JSON Schemas; give one of them its own contract`);
+    }
+    this.components[name] = json;
+    return { $ref: `#/components/schemas/${name}` };
   }
 }
 

@@ -14,7 +14,13 @@ export function createKey(app: FastifyInstance, deps: RouteDeps): void {
         id: 'createKey', tag: 'keys', summary: 'Create an API key',
         description: 'The key is in this answer only (`Cache-Control: no-store`); it is stored as its SHA-256.',
         body: { schema: CreateKeyRequest },
-        answers: { 201: { description: 'The key, shown this once', schema: CreatedKey } },
+        answers: {
+          201: {
+            description: 'The key, shown this once',
+            schema: CreatedKey,
+            headers: { 'Cache-Control': { description: '`no-store`: no cache keeps the key.', schema: { type: 'string', const: 'no-store' } } },
+          },
+        },
         errors: [],
       },
     },

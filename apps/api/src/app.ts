@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyContextConfig, type FastifyInstance, type FastifyRequest } from 'fastify';
 import type { AppDeps, InternalAppDeps, RouteDeps } from './deps.ts';
 import { CatalogConnections } from './domain/catalogs.ts';
 import { DEFAULT_BACKLOG_LIMITS } from './domain/intake-backlog.ts';
@@ -10,6 +10,7 @@ import { ApiMetrics, metricsRoutes } from './http/metrics.ts';
 import { DEFAULT_SERVER_TIMEOUTS, timeoutOptions, type ServerTimeouts } from './http/server-limits.ts';
 import { refuseUnstorableText } from './http/text-guard.ts';
 import { connectionRoutes } from './routes/connection/index.ts';
+import { docRoutes } from './routes/docs/index.ts';
 import { healthRoutes } from './routes/health/index.ts';
 import { internalRoutes } from './routes/internal/index.ts';
 import { keyRoutes } from './routes/keys/index.ts';
@@ -47,6 +48,8 @@ export interface RouteEntry {
   method: string;
   /** The URL pattern, e.g. `/v1/sinks/:sink`. */
   url: string;
+  /** The route's config as its scopes left it (auth, openapi), read when asked: scope hooks set it after this list's. */
+  config(): FastifyContextConfig;
 }
 
 const ROUTES = new WeakMap<FastifyInstance, RouteEntry[]>();
@@ -77,7 +80,7 @@ function baseApp(logger: FastifyBaseLogger, bodyLimit: number, timeouts: ServerT
   const routes: RouteEntry[] = [];
   ROUTES.set(app, routes);
   app.addHook('onRoute', (route) => {
-    for (const method of [route.method].flat()) routes.push({ method, url: route.url });
+    for (const method of [route.method].flat()) routes.push({ method, url: route.url, config: () => route.config ?? {} });
   });
 
   app.decorateRequest('principal', null);
@@ -100,6 +103,17 @@ function baseApp(logger: FastifyBaseLogger, bodyLimit: number, timeouts: ServerT
   });
   return app;
 }
+
+const PUBLIC_DESCRIPTION = [
+  'One HTTP intake for every Apache Iceberg table. Producers POST JSON arrays to a sink with its send-only key (see sendBatch); owners manage API keys, warehouses (Iceberg REST catalog registrations), tables and sinks with API keys of three levels, read < write < admin.',
+  'Every route answers `X-Request-Id` (the caller\'s own when it is 1-64 of `A-Z a-z 0-9 . _ : -`), and every GET also answers HEAD. Every error is `{"error": {"code", "message", ...details, "request_id"}}`: branch on `code`; codes may be added. A path no route has is 404 `not_found`; `client_aborted` (499) is only logged, never sent. The internal API of the roller is not part of this document: it listens apart, never on public networks, behind the bootstrap secret, and describes itself at `/internal/openapi.json` there.',
+].join('\n\n');
+
+/** The producer's route first, then the owner's resources, then the probes and this reference. */
+const PUBLIC_TAGS = ['send', 'sinks', 'tables', 'warehouses', 'connection', 'usage', 'keys', 'status', 'probes', 'reference'];
+
+const INTERNAL_DESCRIPTION =
+  'The roller\'s API, on the internal listener only: it answers with tenant credentials in clear. Every request, unknown paths included, needs `Authorization: Bearer <TABLEMERE_BOOTSTRAP_SECRET>`, else 401 `unauthorized`. Times are the database\'s clock.';
 
 /**
  * The API as a Fastify instance, wired to `deps`. It reads no environment and does not
@@ -128,6 +142,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   connectionRoutes(app, routeDeps);
   usageRoutes(app, routeDeps);
   sinkRoutes(app, routeDeps);
+  docRoutes(app, () => routesOf(app), { title: 'tablemere sinks API', description: PUBLIC_DESCRIPTION, serverUrl: routeDeps.publicUrl, tags: PUBLIC_TAGS, html: true });
   return app;
 }
 
@@ -143,5 +158,6 @@ export function buildInternalApp(deps: InternalAppDeps): FastifyInstance {
     intakeBucket: deps.intakeBucket,
     sinksEnabled: deps.sinksEnabled ?? true,
   });
+  docRoutes(app, () => routesOf(app), { title: 'tablemere sinks internal API (the roller\'s)', description: INTERNAL_DESCRIPTION, prefix: '/internal', html: false });
   return app;
 }

@@ -4,7 +4,8 @@ import { z } from 'zod';
 
 /**
  * Every error code the API answers, with its status and a default message that says what
- * to do. One registry: routes raise codes from it, one handler renders them.
+ * to do (`retryAfter`: answered with a Retry-After header). One registry: routes raise codes
+ * from it, one handler renders them, the OpenAPI document lists them.
  */
 export const ERROR_CODES = {
   invalid_request: { status: 400, message: 'The request does not match what this route accepts; see issues.' },
@@ -28,7 +29,7 @@ export const ERROR_CODES = {
   partitioned_table_unsupported: { status: 409, message: 'Sinks write only to unpartitioned tables; point the sink at an unpartitioned table.' },
   table_format_unsupported: { status: 409, message: "Sinks append to format v2 and v3 tables; upgrade the table's format-version with its engine, or point the sink at another table." },
   batch_id_conflict: { status: 409, message: 'This batch id was already used for a different body; send new data under a new Idempotency-Key.' },
-  batch_in_progress: { status: 409, message: 'A request with this batch id is being stored right now; retry after Retry-After seconds.' },
+  batch_in_progress: { status: 409, message: 'A request with this batch id is being stored right now; retry after Retry-After seconds.', retryAfter: true },
   quota_exceeded: { status: 409, message: "The project's storage is over its quota, so the intake takes no more batches; free space or raise the quota." },
   last_admin_key: { status: 409, message: "This is the project's last active admin key; create another admin key before revoking it." },
   warehouse_not_measurable: { status: 409, message: 'This warehouse is not an s3:// location with S3 credentials, so its storage cannot be listed.' },
@@ -40,15 +41,15 @@ export const ERROR_CODES = {
   body_too_large: { status: 413, message: 'The body is larger than this route accepts; send less.' },
   unsupported_media_type: { status: 415, message: 'Send the body as JSON with "Content-Type: application/json".' },
   headers_too_large: { status: 431, message: 'The request headers are larger than the server takes (16 KiB); send fewer or shorter headers.' },
-  backlog_full: { status: 429, message: "The sink's backlog of batches waiting for a roll is full; retry after Retry-After seconds." },
+  backlog_full: { status: 429, message: "The sink's backlog of batches waiting for a roll is full; retry after Retry-After seconds.", retryAfter: true },
   client_aborted: { status: 499, message: 'The connection closed before the whole request arrived (the client hung up, or was slower than the server waits); nothing was stored: send it again.' },
   internal_error: { status: 500, message: 'Something failed on our side; retry, and report request_id if it persists.' },
   catalog_error: { status: 502, message: "The warehouse's Iceberg catalog refused or failed the request; check the warehouse registration." },
   measure_failed: { status: 502, message: "Listing the warehouse's bucket with its S3 credentials failed; check its S3 endpoint and keys." },
-  catalog_unavailable: { status: 503, message: "The warehouse's Iceberg catalog could not be reached; retry after Retry-After seconds." },
-  intake_unavailable: { status: 503, message: 'The batch could not be stored (store or database unavailable) and was not accepted; send it again after Retry-After seconds.' },
-  intake_busy: { status: 503, message: 'Too many send bodies are in flight (for this sink or in all); nothing was read or stored: send it again after Retry-After seconds.' },
-} as const satisfies Record<string, { status: number; message: string }>;
+  catalog_unavailable: { status: 503, message: "The warehouse's Iceberg catalog could not be reached; retry after Retry-After seconds.", retryAfter: true },
+  intake_unavailable: { status: 503, message: 'The batch could not be stored (store or database unavailable) and was not accepted; send it again after Retry-After seconds.', retryAfter: true },
+  intake_busy: { status: 503, message: 'Too many send bodies are in flight (for this sink or in all); nothing was read or stored: send it again after Retry-After seconds.', retryAfter: true },
+} as const satisfies Record<string, { status: number; message: string; retryAfter?: true }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
 

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { routesOf } from '../src/app.ts';
 import { ERROR_CODES } from '../src/errors.ts';
 import { answerOf, dropNamespace, suffix } from './support/harness.ts';
+import { servedDocuments, type ServedDocuments } from './support/openapi.ts';
 import { startInternalTestApi, type InternalTestApi } from './support/internal-harness.ts';
 import { createSink, createTable } from './support/sinks.ts';
 
@@ -52,6 +53,8 @@ const BAD_PAYLOADS: Array<string | Buffer> = [
 const CONTENT_TYPES = ['application/json', 'text/plain', 'application/json; charset=latin1', 'application/json; charset=utf-8', 'multipart/form-data; boundary=x', 'application/x-www-form-urlencoded', 'application/xml', 'application/jsonx', ''];
 
 interface Sent {
+  /** The route as registered, e.g. `POST /v1/sinks/:sink`. */
+  route: string;
   method: string;
   url: string;
   headers: Record<string, string>;
@@ -65,6 +68,7 @@ let keyId: string;
 let sink: { id: string; name: string; send_key: string };
 let publicApp: FastifyInstance;
 const answers: Array<{ sent: Sent; status: number; code: string | undefined; text: string }> = [];
+let documents: ServedDocuments;
 
 beforeAll(async () => {
   console.log(`fuzz seed ${SEED} (TABLEMERE_FUZZ_SEED=${SEED} replays this run)`);
@@ -77,6 +81,7 @@ beforeAll(async () => {
   const key = await api.app.inject({ method: 'POST', url: '/v1/keys', headers: { authorization: `Bearer ${api.adminKey}` }, payload: { name: 'reader', level: 'read' } });
   readKey = key.json<{ key: string }>().key;
   keyId = key.json<{ id: string }>().id;
+  documents = await servedDocuments(publicApp, api.internal, api.secret);
 }, 60_000);
 
 afterAll(async () => {
@@ -185,7 +190,7 @@ function request(app: FastifyInstance, method: string, url: string, parts: { aut
   if (url === '/v1/sinks/:sink') headers['idempotency-key'] = `fuzz-${Math.floor(random() * 1e9)}`;
   if (parts.payload !== undefined && parts.type !== '') headers['content-type'] = parts.type ?? 'application/json';
   const path = fillUrl(url, parts.param) + (parts.query ? `?${parts.query}` : '');
-  return fire(app, { method, url: path, headers, ...(parts.payload === undefined ? {} : { payload: parts.payload }) });
+  return fire(app, { route: `${method} ${url}`, method, url: path, headers, ...(parts.payload === undefined ? {} : { payload: parts.payload }) });
 }
 
 /** The hand-made cases of one route: each bad parameter, query, auth, content type, payload, and every leaf of its body made invalid. */
@@ -264,6 +269,8 @@ describe('fuzz: bad requests on every route', () => {
       return entry?.status !== a.status;
     });
     expect(unregistered.slice(0, 5), `${unregistered.length} errors without a registered code and status`).toEqual([]);
+    const undocumented = answers.filter((a) => !documents.answers(a.sent.route, a.status, a.code));
+    expect([...new Set(undocumented.map((a) => `${a.sent.route} ${a.status} ${a.code}`))], `${undocumented.length} answers their route's OpenAPI document does not name`).toEqual([]);
     expect(api.logs.filter((line) => (line.level as number) >= 50).slice(0, 3)).toEqual([]);
 
     // Nothing invalid was stored, and nothing was turned into U+FFFD on the way.

@@ -243,6 +243,16 @@ export const SendResult = z.object({
 });
 export type SendResult = z.infer<typeof SendResult>;
 
+/** The send route's path: a sink id only (a name is refused, as the key names the sink's id). */
+export const SendParams = z.strictObject({ sink: SinkId });
+
+/**
+ * The send route's body as producers write it: a JSON array of at least one row object. The
+ * route reads the bytes itself and stores them as sent; an element that is not an object is
+ * stored too, counted in `rejected`, and the roll rejects it as not_an_object.
+ */
+export const SendBatch = z.array(z.record(z.string(), z.unknown())).min(1);
+
 /** How many elements that are not objects `reasons` lists at most. */
 export const SEND_REASONS_LIMIT = 1000;
 

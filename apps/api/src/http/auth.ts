@@ -6,6 +6,7 @@ import { throughDatabase, type SendingSink } from '../domain/intake.ts';
 import { levelAtLeast, type Principal } from '../domain/principal.ts';
 import { isSendKey, sendKeyMatches, sendKeyRefused, type SendKeyCache } from '../domain/send-keys.ts';
 import { apiError } from '../errors.ts';
+import { markAuth } from '../openapi/route-doc.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -29,6 +30,7 @@ export function bearerToken(header: string | undefined): string | undefined {
  */
 export function apiKeyScope(pool: Pool, level: ApiKeyLevel, routes: (scope: FastifyInstance) => void): FastifyPluginAsync {
   return async (scope) => {
+    markAuth(scope, level);
     scope.addHook('onRequest', async (request) => {
       const token = bearerToken(request.headers.authorization);
       if (token === undefined) throw apiError('unauthorized');
@@ -67,6 +69,7 @@ function sendOnly(message: string) {
  */
 export function sendKeyScope(keys: SendKeyCache, sinkIdOf: (request: FastifyRequest) => string, routes: (scope: FastifyInstance) => void): FastifyPluginAsync {
   return async (scope) => {
+    markAuth(scope, 'send_key');
     scope.decorateRequest('sender', null);
     scope.addHook('onRequest', async (request) => {
       const token = bearerToken(request.headers.authorization);

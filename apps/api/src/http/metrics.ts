@@ -89,7 +89,16 @@ export function metricsRoutes(app: FastifyInstance, metrics: ApiMetrics): void {
   app.addHook('onRequestAbort', async (request) => {
     if (isSendRoute(request)) metrics.intakeAborted();
   });
-  app.get('/metrics', async (_request, reply) => {
+  app.get('/metrics', {
+    config: {
+      openapi: {
+        id: 'metrics', tag: 'probes', summary: 'Prometheus metrics of the API process',
+        description: 'The send route\'s counters and durations by status, batches, bytes and rows accepted, and the process metrics, in the Prometheus text format.',
+        answers: { 200: { description: 'Prometheus text exposition', text: 'text/plain' } },
+        errors: [],
+      },
+    },
+  }, async (_request, reply) => {
     void reply.header('content-type', metrics.registry.contentType);
     return metrics.registry.metrics();
   });

@@ -1,4 +1,4 @@
-import { ConnectionQuery, type Connection } from '@tablemere/contracts';
+import { ConnectionQuery, Connection } from '@tablemere/contracts';
 import type { FastifyInstance } from 'fastify';
 import type { RouteDeps } from '../../deps.ts';
 import { intakePlacement } from '../../domain/intake-stores.ts';
@@ -19,7 +19,18 @@ export const SINKS_NOTE =
  * and, while sinks are on, the send route's URL and a note on using it.
  */
 export function getConnection(app: FastifyInstance, deps: RouteDeps): void {
-  app.get('/v1/connection', async (request): Promise<Connection> => {
+  app.get('/v1/connection', {
+    config: {
+      openapi: {
+        id: 'getConnection', tag: 'connection', summary: 'What an engine needs to reach a warehouse',
+        description: "Catalog URI, warehouse, prefix, auth type, S3 endpoint; while sinks are on, the send route's URL (`ingest_url`, `{sink_id}` to fill in), a note on it, and the read recipe of the sinks' rejects files.",
+        query: ConnectionQuery,
+        paramDescriptions: { warehouse: "The warehouse's name; the project's first one when absent" },
+        answers: { 200: { description: 'The connection', schema: Connection } },
+        errors: ['warehouse_not_found', 'catalog_error', 'catalog_unavailable'],
+      },
+    },
+  }, async (request): Promise<Connection> => {
     const query = parse(ConnectionQuery, request.query, 'query');
     const { projectId } = principalOf(request);
     const warehouse = query.warehouse

@@ -1,5 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
+import { markAuth } from '../../openapi/route-doc.ts';
 import { apiError } from '../../errors.ts';
 import { bearerToken } from '../../http/auth.ts';
 
@@ -12,6 +13,7 @@ const digest = (value: string) => createHash('sha256').update(value, 'utf8').dig
  */
 export function requireBootstrapSecret(scope: FastifyInstance, secret: string): void {
   const expected = digest(secret);
+  markAuth(scope, 'bootstrap_secret');
   scope.addHook('onRequest', async (request) => {
     const token = bearerToken(request.headers.authorization);
     if (token === undefined || !timingSafeEqual(digest(token), expected)) {

@@ -1,4 +1,4 @@
-import { InternalSinksQuery, type InternalSinkList } from '@tablemere/contracts';
+import { InternalSinksQuery, InternalSinkList } from '@tablemere/contracts';
 import { query } from '@tablemere/db';
 import type { FastifyInstance } from 'fastify';
 import type { InternalRouteDeps } from '../../deps.ts';
@@ -10,7 +10,17 @@ import { parse } from '../../http/parse.ts';
  * each warehouse's access in clear. With sinks disabled: `{enabled: false, sinks: []}`.
  */
 export function listSinks(app: FastifyInstance, deps: InternalRouteDeps): void {
-  app.get('/internal/sinks', async (request): Promise<InternalSinkList> => {
+  app.get('/internal/sinks', {
+    config: {
+      openapi: {
+        id: 'internalListSinks', tag: 'roller', summary: 'The live sinks as the roller needs them, warehouse access in clear',
+        description: '`due=true`: only sinks due for a roll, most overdue first. With sinks disabled: `enabled: false` and no sinks.',
+        query: InternalSinksQuery,
+        answers: { 200: { description: 'Sinks', schema: InternalSinkList } },
+        errors: [],
+      },
+    },
+  }, async (request): Promise<InternalSinkList> => {
     const { due, limit } = parse(InternalSinksQuery, request.query, 'query');
     if (!deps.sinksEnabled) {
       const [row] = await query<{ now: Date }>(deps.pool, 'SELECT now()');

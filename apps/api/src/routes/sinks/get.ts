@@ -1,4 +1,4 @@
-import { SinkParams, type Sink } from '@tablemere/contracts';
+import { SinkParams, Sink } from '@tablemere/contracts';
 import type { FastifyInstance } from 'fastify';
 import { describeSinks, findSink } from '../../domain/sinks.ts';
 import { principalOf } from '../../http/auth.ts';
@@ -7,7 +7,17 @@ import type { SinkRouteDeps } from './context.ts';
 
 /** GET /v1/sinks/{id|name}: state, roll policy, lag, received, last roll, rejects. */
 export function getSink(app: FastifyInstance, deps: SinkRouteDeps): void {
-  app.get('/v1/sinks/:sink', async (request): Promise<Sink> => {
+  app.get('/v1/sinks/:sink', {
+    config: {
+      openapi: {
+        id: 'getSink', tag: 'sinks', summary: 'A sink: state, roll policy, lag, last roll, rejects, upkeep',
+        params: SinkParams,
+        paramDescriptions: { sink: "The sink's id (`snk_` and 12 hex; finds deleted sinks too) or name" },
+        answers: { 200: { description: 'The sink', schema: Sink } },
+        errors: ['sink_not_found'],
+      },
+    },
+  }, async (request): Promise<Sink> => {
     const params = parse(SinkParams, request.params, 'params');
     const row = await findSink(deps.pool, principalOf(request).projectId, params.sink);
     const [sink] = await describeSinks(deps.pool, deps, [row]);

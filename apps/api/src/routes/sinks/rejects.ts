@@ -1,4 +1,4 @@
-import { RejectsQuery, SinkParams } from '@tablemere/contracts';
+import { RejectsQuery, SinkParams, RejectsPage } from '@tablemere/contracts';
 import type { FastifyInstance } from 'fastify';
 import { rejectsPage } from '../../domain/sink-peek.ts';
 import { findSink } from '../../domain/sinks.ts';
@@ -11,7 +11,19 @@ import type { SinkRouteDeps } from './context.ts';
  * sink's rolls rejected, read from its rejects files; next_cursor continues.
  */
 export function getSinkRejects(app: FastifyInstance, deps: SinkRouteDeps): void {
-  app.get('/v1/sinks/:sink/rejects', async (request, reply) => {
+  app.get('/v1/sinks/:sink/rejects', {
+    config: {
+      openapi: {
+        id: 'getSinkRejects', tag: 'sinks', summary: "A page of the rows the sink's rolls rejected",
+        description: 'Read from its rejects files (kept 7 days), in batch id and line order; `next_cursor` continues (null on the last page).',
+        params: SinkParams,
+        query: RejectsQuery,
+        paramDescriptions: { sink: "The sink's id or name", since: 'Files written at or after this time', limit: 'Rows per page', cursor: 'The `next_cursor` of the page before' },
+        answers: { 200: { description: 'A page of rejected rows', schema: RejectsPage } },
+        errors: ['sink_not_found', 'intake_unavailable'],
+      },
+    },
+  }, async (request, reply) => {
     const params = parse(SinkParams, request.params, 'params');
     const q = parse(RejectsQuery, request.query, 'query');
     const sink = await findSink(deps.pool, principalOf(request).projectId, params.sink);

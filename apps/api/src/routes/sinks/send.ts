@@ -1,14 +1,15 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { IDEMPOTENCY_KEY_PATTERN, SEND_BODY_LIMIT, type SendResult } from '@tablemere/contracts';
+import { IDEMPOTENCY_KEY_PATTERN, SEND_BODY_LIMIT, SendBatch, SendParams, SendResult } from '@tablemere/contracts';
 import { queryOne } from '@tablemere/db';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { backlogFull } from '../../domain/intake-backlog.ts';
-import { inFlightWeight } from '../../domain/intake-in-flight.ts';
+import { BACKLOG_RETRY_AFTER_SECONDS, backlogFull } from '../../domain/intake-backlog.ts';
+import { BUSY_RETRY_AFTER_SECONDS, inFlightWeight } from '../../domain/intake-in-flight.ts';
 import { acceptBatch, throughDatabase, type IntakeAnswer, type SendBody } from '../../domain/intake.ts';
 import type { BodyPool } from '../../http/body-pool.ts';
 import { senderOf, sendKeyScope } from '../../http/auth.ts';
-import { apiError } from '../../errors.ts';
+import { apiError, RETRY_AFTER_SECONDS } from '../../errors.ts';
+import type { RouteDoc } from '../../openapi/route-doc.ts';
 import type { SinkRouteDeps } from './context.ts';
 
 const sinkParam = (request: FastifyRequest) => (request.params as { sink: string }).sink;
@@ -90,6 +91,59 @@ function readBody(request: FastifyRequest, payload: IncomingMessage, pool: BodyP
   });
 }
 
+const EXAMPLE_RESULT = { accepted: 2, rejected: 0, reasons: [], batch_id: '2026-09-21T12:00:00Z-0001', bytes: 33, received_at: '2026-09-21T12:00:00.123456Z', state: 'pending' };
+
+/** The send route as a device author reads it: headers, body rules, every answer, when to retry. */
+const SEND_DOC: RouteDoc = {
+  id: 'sendBatch',
+  tag: 'send',
+  summary: "Send a batch of rows to a sink's table",
+  description: [
+    "The intake of one table. Authenticate with the sink's send key (`Authorization: Bearer al_send_...`), name the batch with `Idempotency-Key`, and POST a JSON array of row objects (`Content-Type: application/json`, UTF-8, uncompressed: `Content-Encoding` is not supported, and a compressed body is not JSON). The batch is stored unchanged, one element per line, and 202 is answered only once it is durable (object stored and ledger row written). The roller appends it to the table within the sink's roll policy, stamping `__ingest_ts` with `received_at`.",
+    `Checked in this order, nothing read past the first failure: the send key (401 \`unauthorized\` without one, or with another sink's, a deleted sink's or a wrong one; 403 \`send_only\` for an API key or any other token); \`Idempotency-Key\` (400); \`Content-Type\` (415); the bytes of bodies in flight (503 \`intake_busy\`, \`Retry-After: ${BUSY_RETRY_AFTER_SECONDS}\`); the sink's backlog of stored, not yet rolled batches (429 \`backlog_full\`, \`Retry-After: ${BACKLOG_RETRY_AFTER_SECONDS}\`); then the body: at most ${SEND_BODY_LIMIT} bytes (16 MiB; a larger \`Content-Length\` is refused before a byte is read, 413), valid JSON nested at most 512 deep (400 \`invalid_json\`), an array (400 \`not_an_array\`) with at least one element (400 \`empty_batch\`).`,
+    "Every element is stored: an element that is not an object is counted in `rejected` (its index in `reasons`, the first 1,000) and the roll writes it to the rejects file as `not_an_object`. Rows that do not fit the table's schema are rejected by the roll, row by row, never the batch: read them with GET /v1/sinks/{sink}/rejects.",
+    `Idempotency: the same \`Idempotency-Key\` with the same body answers 200 with the first answer and \`Idempotent-Replayed: true\`, whatever happened since; with another body, 409 \`batch_id_conflict\`; while the first request with that id is still being stored, 409 \`batch_in_progress\`. Ledger rows are pruned 7 days after their roll, after which the same id is accepted again. So: give every batch a new id, and send a batch again under the same id whenever its answer was lost.`,
+    `Retry on 409 \`batch_in_progress\`, 429 and 503 after \`Retry-After\` seconds (${BUSY_RETRY_AFTER_SECONDS} for \`intake_busy\`, ${BACKLOG_RETRY_AFTER_SECONDS} for \`backlog_full\`, ${RETRY_AFTER_SECONDS} otherwise), and on a lost connection or another 5xx after a growing pause; always with the same \`Idempotency-Key\` and body, so nothing is stored twice. A 503 \`intake_unavailable\` stored nothing. Other 4xx answers will not change on a retry: fix the request.`,
+  ].join('\n\n'),
+  params: SendParams,
+  paramDescriptions: { sink: "The sink's id (`snk_` and 12 hex, as in its `ingest_url`); its name is not accepted here" },
+  headers: {
+    'Idempotency-Key': {
+      description: 'The batch id: 1-128 of `A-Z a-z 0-9 . _ : -`. The same id with the same body is a replay (200), never stored twice.',
+      required: true,
+      schema: { type: 'string', pattern: IDEMPOTENCY_KEY_PATTERN.source },
+      example: '2026-09-21T12:00:00Z-0001',
+    },
+  },
+  body: {
+    schema: SendBatch,
+    description: `A JSON array of row objects, at most ${SEND_BODY_LIMIT} bytes (16 MiB), keys the table's column names. Values: timestamps as RFC 3339 strings, dates as YYYY-MM-DD, decimals as strings or numbers, binary as base64, structs, lists and maps as JSON; integers beyond 2^53 are kept exactly.`,
+    examples: {
+      rows: { summary: 'Two rows', value: [{ x: 1, who: 'north' }, { x: 2 }] },
+    },
+  },
+  answers: {
+    202: {
+      description: 'Stored durably and recorded; the roller appends it within the roll policy.',
+      schema: SendResult,
+      examples: {
+        stored: { summary: 'Two rows stored', value: EXAMPLE_RESULT },
+        not_an_object: {
+          summary: 'An element that is not an object is stored and counted as rejected',
+          value: { ...EXAMPLE_RESULT, accepted: 1, rejected: 1, reasons: [{ index: 1, reason: 'not_an_object' }], bytes: 10 },
+        },
+      },
+    },
+    200: {
+      description: 'A replay: this batch id was already stored with this body; the first answer, unchanged. Nothing new was stored.',
+      schema: SendResult,
+      headers: { 'Idempotent-Replayed': { description: 'Always `true` on a replay.', schema: { type: 'string', const: 'true' } } },
+      examples: { replay: { summary: 'The first answer again', value: EXAMPLE_RESULT } },
+    },
+  },
+  errors: ['idempotency_key_missing', 'idempotency_key_invalid', 'not_an_array', 'empty_batch', 'batch_id_conflict', 'batch_in_progress', 'quota_exceeded', 'backlog_full', 'intake_unavailable', 'intake_busy'],
+};
+
 /**
  * POST /v1/sinks/{sink_id}: the send route. Before a byte of the body is read: the send key
  * (scope hook), the Idempotency-Key, the content type, the caps on body bytes in flight, the
@@ -114,7 +168,7 @@ export function sendBatch(app: FastifyInstance, deps: SinkRouteDeps): void {
           if (!known) throw backlogFull(sink.id, deps.backlog.limits);
         }
       });
-      scope.post('/v1/sinks/:sink', { config: { accessLog: false } }, async (request, reply): Promise<SendResult> => {
+      scope.post('/v1/sinks/:sink', { config: { accessLog: false, openapi: SEND_DOC } }, async (request, reply): Promise<SendResult> => {
         const sink = senderOf(request);
         // No body at all (no parser ran) is an empty one: invalid JSON below.
         const body = (request.body as SendBody | undefined) ?? { bytes: Buffer.alloc(0), sha256: createHash('sha256').digest() };

@@ -1,4 +1,4 @@
-import { PendingQuery, SinkParams } from '@tablemere/contracts';
+import { PendingQuery, SinkParams, PendingRows } from '@tablemere/contracts';
 import type { FastifyInstance } from 'fastify';
 import { pendingRows } from '../../domain/sink-peek.ts';
 import { findSink } from '../../domain/sinks.ts';
@@ -11,7 +11,19 @@ import type { SinkRouteDeps } from './context.ts';
  * read from the intake without consuming them (what `tablemere sink tail` shows).
  */
 export function getSinkPending(app: FastifyInstance, deps: SinkRouteDeps): void {
-  app.get('/v1/sinks/:sink/pending', async (request, reply) => {
+  app.get('/v1/sinks/:sink/pending', {
+    config: {
+      openapi: {
+        id: 'getSinkPending', tag: 'sinks', summary: 'The newest rows waiting for the roll',
+        description: 'Read from the intake without consuming them (what `tablemere sink tail` shows); `truncated` says older rows wait beyond the answer.',
+        params: SinkParams,
+        query: PendingQuery,
+        paramDescriptions: { sink: "The sink's id or name", limit: 'How many of the newest rows' },
+        answers: { 200: { description: 'Rows waiting', schema: PendingRows } },
+        errors: ['sink_not_found', 'intake_unavailable'],
+      },
+    },
+  }, async (request, reply) => {
     const params = parse(SinkParams, request.params, 'params');
     const q = parse(PendingQuery, request.query, 'query');
     const sink = await findSink(deps.pool, principalOf(request).projectId, params.sink);

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
+import type { RouteDoc } from '../../openapi/route-doc.ts';
 
 const FILES = new URL('../../status-page/', import.meta.url);
 
@@ -19,12 +20,13 @@ const PAGE_HEADERS = {
 /** GET /status and its script and style: static files, public, holding no data and no key. */
 export function statusPage(app: FastifyInstance): void {
   const files = [
-    { url: '/status', file: 'index.html', type: 'text/html; charset=utf-8' },
-    { url: '/status/status.js', file: 'status.js', type: 'text/javascript; charset=utf-8' },
-    { url: '/status/status.css', file: 'status.css', type: 'text/css; charset=utf-8' },
+    { url: '/status', id: 'statusPage', file: 'index.html', type: 'text/html', summary: "The operator's status page (asks for an admin key, then reads GET /v1/status)" },
+    { url: '/status/status.js', id: 'statusPageScript', file: 'status.js', type: 'text/javascript', summary: "The status page's script" },
+    { url: '/status/status.css', id: 'statusPageStyle', file: 'status.css', type: 'text/css', summary: "The status page's style" },
   ];
-  for (const { url, file, type } of files) {
+  for (const { url, id, file, type, summary } of files) {
     const body = readFileSync(new URL(file, FILES));
-    app.get(url, async (_request, reply) => reply.headers(PAGE_HEADERS).type(type).send(body));
+    const openapi: RouteDoc = { id, tag: 'status', summary, answers: { 200: { description: 'A static file, holding no data', text: type } }, errors: [] };
+    app.get(url, { config: { openapi } }, async (_request, reply) => reply.headers(PAGE_HEADERS).type(`${type}; charset=utf-8`).send(body));
   }
 }

@@ -1,4 +1,4 @@
-import { CreateTableRequest, WarehouseParams, type CreatedTable } from '@tablemere/contracts';
+import { CreateTableRequest, WarehouseParams, CreatedTable } from '@tablemere/contracts';
 import type { FastifyInstance } from 'fastify';
 import type { RouteDeps } from '../../deps.ts';
 import { recordAudit } from '../../domain/audit.ts';
@@ -9,7 +9,27 @@ import { parse } from '../../http/parse.ts';
 
 /** POST /v1/warehouses/{warehouse}/tables: creates an unpartitioned v2 table (and its namespace). */
 export function createTable(app: FastifyInstance, deps: RouteDeps): void {
-  app.post('/v1/warehouses/:warehouse/tables', async (request, reply): Promise<CreatedTable> => {
+  app.post('/v1/warehouses/:warehouse/tables', {
+    config: {
+      openapi: {
+        id: 'createTable', tag: 'tables', summary: 'Create an unpartitioned table',
+        description: "Format v2, through the warehouse's catalog; the namespace is created when missing. The catalog may renumber field ids: the answer shows the schema it kept.",
+        params: WarehouseParams,
+        paramDescriptions: { warehouse: "The warehouse's name" },
+        body: {
+          schema: CreateTableRequest,
+          examples: {
+            events: {
+              summary: 'garden.events with a required long and a string',
+              value: { namespace: 'garden', name: 'events', columns: [{ name: 'x', type: 'long', required: true }, { name: 'who', type: 'string' }] },
+            },
+          },
+        },
+        answers: { 201: { description: 'The table', schema: CreatedTable } },
+        errors: ['warehouse_not_found', 'table_exists', 'catalog_error', 'catalog_unavailable'],
+      },
+    },
+  }, async (request, reply): Promise<CreatedTable> => {
     const params = parse(WarehouseParams, request.params, 'params');
     const body = parse(CreateTableRequest, request.body, 'body');
     const principal = principalOf(request);

@@ -1,4 +1,4 @@
-import { UsageQuery, type Usage } from '@tablemere/contracts';
+import { UsageQuery, Usage } from '@tablemere/contracts';
 import type { FastifyInstance } from 'fastify';
 import type { RouteDeps } from '../../deps.ts';
 import { projectUsage } from '../../domain/usage.ts';
@@ -7,7 +7,17 @@ import { parse } from '../../http/parse.ts';
 
 /** GET /v1/usage: the key's project's ingest this month and its measured storage. */
 export function getUsage(app: FastifyInstance, deps: RouteDeps): void {
-  app.get('/v1/usage', async (request): Promise<Usage> => {
+  app.get('/v1/usage', {
+    config: {
+      openapi: {
+        id: 'getUsage', tag: 'usage', summary: "The project's ingest this month and its measured storage",
+        description: 'The calendar month in UTC; storage leaves out pending intake (`_sink/`).',
+        query: UsageQuery,
+        answers: { 200: { description: 'Usage', schema: Usage } },
+        errors: [],
+      },
+    },
+  }, async (request): Promise<Usage> => {
     parse(UsageQuery, request.query, 'query');
     return projectUsage(deps.pool, principalOf(request).projectId);
   });

@@ -1,4 +1,4 @@
-import { CreateWarehouseRequest, type Warehouse } from '@tablemere/contracts';
+import { CreateWarehouseRequest, Warehouse } from '@tablemere/contracts';
 import { transaction } from '@tablemere/db';
 import type { FastifyInstance } from 'fastify';
 import type { RouteDeps } from '../../deps.ts';
@@ -8,7 +8,17 @@ import { parse } from '../../http/parse.ts';
 
 /** POST /v1/warehouses: registers a catalog; its secrets are sealed and never shown again. */
 export function createWarehouse(app: FastifyInstance, deps: RouteDeps): void {
-  app.post('/v1/warehouses', async (request, reply): Promise<Warehouse> => {
+  app.post('/v1/warehouses', {
+    config: {
+      openapi: {
+        id: 'createWarehouse', tag: 'warehouses', summary: 'Register an Iceberg REST catalog',
+        description: 'Its secrets are sealed and never returned. `s3.sink_bucket`: an ordinary bucket where its sinks keep their batches, written as the warehouse\'s own identity.',
+        body: { schema: CreateWarehouseRequest },
+        answers: { 201: { description: 'The warehouse', schema: Warehouse } },
+        errors: ['warehouse_exists'],
+      },
+    },
+  }, async (request, reply): Promise<Warehouse> => {
     const body = parse(CreateWarehouseRequest, request.body, 'body');
     const principal = principalOf(request);
     const settings = settingsFromRequest(body);

@@ -1,11 +1,11 @@
 #!/usr/bin/env node
 // Installs what a fresh clone lacks: npm packages, the project's Python venv (SeaweedFS and the
-// test readers), with --tests the Spark reader (PySpark and Iceberg's jars), and with --tests or
-// --catalog reference|nessie the JVM catalogs' jars. Plain Node with no dependencies, because it
-// runs before `npm ci` has.
+// test readers), with --tests the Spark reader (PySpark and Iceberg's jars) and promtool, and with
+// --tests or --catalog reference|nessie the JVM catalogs' jars. Plain Node with no dependencies,
+// because it runs before `npm ci` has.
 // Re-runs an install only when its inputs changed (a hash stamp beside the install).
 import { createHash } from 'node:crypto';
-import { createReadStream, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createReadStream, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -148,3 +148,33 @@ if (wantsCatalog('nessie')) await ensure(
   },
   JSON.stringify(NESSIE),
 );
+
+// promtool, which checks and unit-tests the Prometheus alert rules (ops/prometheus/): Debian's
+// `prometheus` package holds it as a static Go binary, so the package is downloaded and unpacked
+// into .venv/promtool, never installed (no service, no user). Re-fetched when Debian's candidate
+// version changes.
+const promtoolDir = path.join(root, '.venv', 'promtool');
+if (forTests) {
+  const policy = spawnSync('apt-cache', ['policy', 'prometheus'], { encoding: 'utf8' });
+  const candidate = /Candidate: (\S+)/.exec(policy.stdout ?? '')?.[1];
+  if (!candidate || candidate === '(none)') {
+    console.error('[install] promtool (the alert rules\' check) comes from Debian\'s `prometheus` package, which apt does not know here: run `apt-get update` (as root) and try again');
+    process.exit(1);
+  }
+  if (!existsSync(path.join(promtoolDir, 'promtool'))) rmSync(path.join(root, '.venv', '.tablemere-promtool-install'), { force: true });
+  await ensure('.venv/.tablemere-promtool-install', [], () => {
+    const download = path.join(promtoolDir, 'download');
+    rmSync(promtoolDir, { recursive: true, force: true });
+    mkdirSync(download, { recursive: true });
+    const fetched = spawnSync('apt-get', ['-o', 'APT::Sandbox::User=root', 'download', `prometheus=${candidate}`], { cwd: download, stdio: quiet ? ['ignore', 'ignore', 'inherit'] : 'inherit' });
+    if (fetched.status !== 0) {
+      console.error(`[install] apt-get download prometheus=${candidate} failed: run \`apt-get update\` (as root) and try again`);
+      process.exit(1);
+    }
+    const deb = readdirSync(download).find((f) => f.endsWith('.deb'));
+    run('dpkg-deb', ['-x', path.join(download, deb), path.join(promtoolDir, 'root')], 'promtool');
+    renameSync(path.join(promtoolDir, 'root', 'usr', 'bin', 'promtool'), path.join(promtoolDir, 'promtool'));
+    rmSync(download, { recursive: true, force: true });
+    rmSync(path.join(promtoolDir, 'root'), { recursive: true, force: true });
+  }, candidate);
+}

@@ -32,12 +32,17 @@ describe('GET /metrics', () => {
       'tablemere_intake_batches_total',
       'tablemere_intake_bytes_total',
       'tablemere_intake_rows_total',
+      'tablemere_intake_backlog_max_bytes',
+      'tablemere_intake_backlog_max_batches',
       'process_cpu_user_seconds_total',
       'nodejs_heap_size_used_bytes',
     ]) {
       expect(res.text).toContain(`# TYPE ${name} `);
     }
     expect(sample(res.text, 'tablemere_intake_batches_total')).toBe(0);
+    // The harness builds the app with the default caps.
+    expect(sample(res.text, 'tablemere_intake_backlog_max_bytes')).toBe(1024 * 1024 * 1024);
+    expect(sample(res.text, 'tablemere_intake_backlog_max_batches')).toBe(10_000);
   });
 
   it('counts accepted batches, bytes and rows, and times answers of the send route only', async () => {

@@ -83,6 +83,12 @@ describe('the roller service', () => {
       expect(metrics).toContain('tablemere_roller_commit_retries_total 0');
       expect(metrics).toContain(`tablemere_roller_lag_seconds{sink="${sink.id}"} 0`);
       expect(metrics).toContain(`tablemere_roller_pending_batches{sink="${sink.id}"} 0`);
+      expect(metrics).toContain(`tablemere_roller_pending_bytes{sink="${sink.id}"} 0`);
+      // The sink's policy (the defaults: 300 s, 64 MiB) beside its lag, for the alert rules.
+      expect(metrics).toContain(`tablemere_roller_policy_roll_seconds{sink="${sink.id}"} 300\n`);
+      expect(metrics).toContain(`tablemere_roller_policy_roll_bytes{sink="${sink.id}"} ${64 * 1024 * 1024}\n`);
+      const lastTick = Number(/^tablemere_roller_last_tick_timestamp_seconds (\S+)$/m.exec(metrics)?.[1]);
+      expect(Date.now() / 1000 - lastTick).toBeLessThan(5);
       expect(metrics).toContain('process_resident_memory_bytes');
     } finally {
       const finished = await stop(roller);

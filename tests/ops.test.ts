@@ -10,6 +10,7 @@ import { repoRoot, stackEnv } from './support/stack.ts';
 
 const rulesFile = path.join(repoRoot, 'ops/prometheus/alerts.yml');
 const rulesTestFile = path.join(repoRoot, 'ops/prometheus/alerts.test.yml');
+const configFile = path.join(repoRoot, 'ops/prometheus/prometheus.yml');
 const dashboardFile = path.join(repoRoot, 'ops/grafana/tablemere.json');
 const runbookFile = path.join(repoRoot, 'ops/RUNBOOK.md');
 /** Unpacked from Debian's prometheus package by scripts/ensure-install.mjs --tests. */
@@ -82,6 +83,13 @@ describe('the Prometheus alert rules', () => {
       .filter((t) => t.exp_alerts.length > 0)
       .map((t) => t.alertname));
     expect([...tested].sort()).toEqual(rules.map((r) => r.alert).sort());
+  });
+
+  it('are loaded by the example configuration, which passes promtool check config', () => {
+    const { status, output } = promtool('check', 'config', configFile);
+    expect(output).toContain('is valid prometheus config file syntax');
+    expect(output).toContain(`SUCCESS: ${rules.length} rules found`);
+    expect(status).toBe(0);
   });
 
   it('link each alert to its section of the runbook', () => {

@@ -158,7 +158,8 @@ if (forTests) {
   const policy = spawnSync('apt-cache', ['policy', 'prometheus'], { encoding: 'utf8' });
   const candidate = /Candidate: (\S+)/.exec(policy.stdout ?? '')?.[1];
   if (!candidate || candidate === '(none)') {
-    console.error('[install] promtool (the alert rules\' check) comes from Debian\'s `prometheus` package, which apt does not know here: run `apt-get update` (as root) and try again');
+    const why = policy.error ? 'apt-cache is not available here (the tests need a Debian-based machine)' : 'apt does not know that package here: run `apt-get update` (as root) and try again';
+    console.error(`[install] promtool (the alert rules' check) comes from Debian's \`prometheus\` package: ${why}`);
     process.exit(1);
   }
   if (!existsSync(path.join(promtoolDir, 'promtool'))) rmSync(path.join(root, '.venv', '.tablemere-promtool-install'), { force: true });

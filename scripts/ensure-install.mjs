@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Installs what a fresh clone lacks: npm packages, the project's Python venv (SeaweedFS and the
-// test readers), with --tests the Spark reader (PySpark and Iceberg's jars) and promtool, and with
+// test readers), with --tests the Spark reader (PySpark and Iceberg's jars) and Prometheus, and with
 // --tests or --catalog reference|nessie the JVM catalogs' jars. Plain Node with no dependencies,
 // because it runs before `npm ci` has.
 // Re-runs an install only when its inputs changed (a hash stamp beside the install).
@@ -149,23 +149,25 @@ if (wantsCatalog('nessie')) await ensure(
   JSON.stringify(NESSIE),
 );
 
-// promtool, which checks and unit-tests the Prometheus alert rules (ops/prometheus/): Debian's
-// `prometheus` package holds it as a static Go binary, so the package is downloaded and unpacked
-// into .venv/promtool, never installed (no service, no user). Re-fetched when Debian's candidate
-// version changes.
-const promtoolDir = path.join(root, '.venv', 'promtool');
+// Prometheus's promtool, which checks and unit-tests the alert rules (ops/prometheus/), and its
+// server, which the tests run against the stack: Debian's `prometheus` package holds both as
+// static Go binaries, so the package is downloaded and unpacked into .venv/prometheus, never
+// installed (no service, no user). Re-fetched when Debian's candidate version changes.
+const prometheusDir = path.join(root, '.venv', 'prometheus');
+const PROMETHEUS_BINARIES = ['promtool', 'prometheus'];
 if (forTests) {
   const policy = spawnSync('apt-cache', ['policy', 'prometheus'], { encoding: 'utf8' });
   const candidate = /Candidate: (\S+)/.exec(policy.stdout ?? '')?.[1];
   if (!candidate || candidate === '(none)') {
     const why = policy.error ? 'apt-cache is not available here (the tests need a Debian-based machine)' : 'apt does not know that package here: run `apt-get update` (as root) and try again';
-    console.error(`[install] promtool (the alert rules' check) comes from Debian's \`prometheus\` package: ${why}`);
+    console.error(`[install] promtool and Prometheus (the alert rules' checks) come from Debian's \`prometheus\` package: ${why}`);
     process.exit(1);
   }
-  if (!existsSync(path.join(promtoolDir, 'promtool'))) rmSync(path.join(root, '.venv', '.tablemere-promtool-install'), { force: true });
-  await ensure('.venv/.tablemere-promtool-install', [], () => {
-    const download = path.join(promtoolDir, 'download');
-    rmSync(promtoolDir, { recursive: true, force: true });
+  const stamp = '.venv/.tablemere-prometheus-install';
+  if (!PROMETHEUS_BINARIES.every((bin) => existsSync(path.join(prometheusDir, bin)))) rmSync(path.join(root, stamp), { force: true });
+  await ensure(stamp, [], () => {
+    const download = path.join(prometheusDir, 'download');
+    rmSync(prometheusDir, { recursive: true, force: true });
     mkdirSync(download, { recursive: true });
     const fetched = spawnSync('apt-get', ['-o', 'APT::Sandbox::User=root', 'download', `prometheus=${candidate}`], { cwd: download, stdio: quiet ? ['ignore', 'ignore', 'inherit'] : 'inherit' });
     if (fetched.status !== 0) {
@@ -173,9 +175,9 @@ if (forTests) {
       process.exit(1);
     }
     const deb = readdirSync(download).find((f) => f.endsWith('.deb'));
-    run('dpkg-deb', ['-x', path.join(download, deb), path.join(promtoolDir, 'root')], 'promtool');
-    renameSync(path.join(promtoolDir, 'root', 'usr', 'bin', 'promtool'), path.join(promtoolDir, 'promtool'));
+    run('dpkg-deb', ['-x', path.join(download, deb), path.join(prometheusDir, 'root')], 'promtool and prometheus');
+    for (const bin of PROMETHEUS_BINARIES) renameSync(path.join(prometheusDir, 'root', 'usr', 'bin', bin), path.join(prometheusDir, bin));
     rmSync(download, { recursive: true, force: true });
-    rmSync(path.join(promtoolDir, 'root'), { recursive: true, force: true });
+    rmSync(path.join(prometheusDir, 'root'), { recursive: true, force: true });
   }, candidate);
 }

@@ -1,0 +1,119 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+import { freePort } from '../../../tests/support/ports.ts';
+import { alertRules, dashboardQueries, opsFiles, prometheusBin } from '../../../tests/support/ops.ts';
+import { createSink, createTable, send } from './support/api.ts';
+import { addressOf, runCli, startRoller, waitFor, type RunningRoller } from './support/roller.ts';
+import { startTestStack, suffix, type TestStack } from './support/stack.ts';
+
+/**
+ * The alert rules and the dashboard on a real Prometheus (Debian's, unpacked by the install)
+ * scraping a real API and roller: a sink whose table was dropped stalls and fills its backlog,
+ * and the alerts say so; every rule evaluates without error and every dashboard query answers.
+ */
+let stack: TestStack;
+let roller: RunningRoller | undefined;
+let prometheus: ChildProcess | undefined;
+const dir = mkdtempSync(path.join(tmpdir(), 'tablemere-prometheus-'));
+const ns = `alerts_${suffix()}`;
+
+beforeAll(async () => {
+  // A backlog cap of 2 batches, so one stalled sink reaches it with two sends.
+  stack = await startTestStack({ sinkBacklog: { maxPendingBatches: 2, maxPendingBytes: 1024 * 1024 * 1024 } });
+});
+
+afterAll(async () => {
+  prometheus?.kill('SIGTERM');
+  roller?.child.kill('SIGTERM');
+  await roller?.finished;
+  rmSync(dir, { recursive: true, force: true });
+  await stack?.dropNamespaces([ns]);
+  await stack?.stop();
+});
+
+interface Alert {
+  labels: Record<string, string>;
+  state: 'pending' | 'firing';
+}
+
+/** Starts Prometheus on the rules in ops/, scraping the test API and roller every second, and evaluating every second. */
+async function startPrometheus(targets: { api: string; roller: string }): Promise<string> {
+  const bin = prometheusBin('prometheus');
+  if (!existsSync(bin)) throw new Error(`${bin} is missing: run \`node scripts/ensure-install.mjs --tests\``);
+  const host = (url: string) => new URL(url).host;
+  const config = path.join(dir, 'prometheus.yml');
+  writeFileSync(
+    config,
+    stringify({
+      global: { scrape_interval: '1s', evaluation_interval: '1s' },
+      rule_files: [opsFiles.rules],
+      scrape_configs: [
+        { job_name: 'tablemere-api', static_configs: [{ targets: [host(targets.api)] }] },
+        { job_name: 'tablemere-roller', static_configs: [{ targets: [host(targets.roller)] }] },
+      ],
+    }),
+  );
+  const url = `http://127.0.0.1:${await freePort()}`;
+  let output = '';
+  prometheus = spawn(bin, [`--config.file=${config}`, `--storage.tsdb.path=${path.join(dir, 'data')}`, `--web.listen-address=${host(url)}`, '--log.level=warn'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  prometheus.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  prometheus.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  await waitFor(`Prometheus to be ready (${output})`, async () => (await fetch(`${url}/-/ready`).catch(() => null))?.status === 200, 30_000);
+  return url;
+}
+
+async function api<T>(prometheusUrl: string, pathAndQuery: string): Promise<T> {
+  const body = (await (await fetch(`${prometheusUrl}${pathAndQuery}`)).json()) as { status: string; data: T; error?: string };
+  expect(body.status, `${pathAndQuery}: ${body.error}`).toBe('success');
+  return body.data;
+}
+
+describe('the alert rules and the dashboard on Prometheus, against a real API and roller', () => {
+  it('fire for a stalled sink at its backlog cap, evaluate without errors, and answer every dashboard query', async () => {
+    await createTable(stack, ns, 'kept', [{ name: 'x', type: 'long', required: true }]);
+    await createTable(stack, ns, 'gone', [{ name: 'x', type: 'long', required: true }]);
+    const kept = await createSink(stack, `kept_${suffix()}`, `${ns}.kept`);
+    await send(stack, kept, 'k1', [{ x: 1 }]);
+    const gone = await createSink(stack, `gone_${suffix()}`, `${ns}.gone`);
+    await send(stack, gone, 'g1', [{ x: 1 }]);
+    await send(stack, gone, 'g2', [{ x: 2 }]);
+    await stack.catalog.dropTable({ namespace: ns, name: 'gone' }, { purge: true });
+    // The first failed roll marks the sink table_missing; from then on the service's survey retries it.
+    expect((await runCli(['roll', gone.id], stack.rollerEnv())).code).toBe(1);
+
+    roller = startRoller(stack.rollerEnv({ TABLEMERE_ROLLER_TICK_SECONDS: '1', TABLEMERE_ROLLER_SURVEY_SECONDS: '1' }));
+    const url = await startPrometheus({ api: stack.apiUrl, roller: await addressOf(roller) });
+
+    let alerts: Alert[] = [];
+    const active = (name: string, labels: Record<string, string>) => alerts.some((a) => a.labels.alertname === name && Object.entries(labels).every(([k, v]) => a.labels[k] === v));
+    await waitFor(
+      'the stalled sink alerts',
+      async () => {
+        alerts = (await api<{ alerts: Alert[] }>(url, '/api/v1/alerts')).alerts;
+        return active('TablemereSinkStalled', { sink: gone.id }) && active('TablemereBacklogNearCap', { sink: gone.id }) && active('TablemereRollsFailing', { reason: 'table_missing' });
+      },
+      90_000,
+    );
+    // Nothing about the sink that rolls, and the roller ticks.
+    expect(alerts.filter((a) => a.labels.sink === kept.id)).toEqual([]);
+    expect(active('TablemereRollerNotTicking', {})).toBe(false);
+
+    const groups = (await api<{ groups: Array<{ rules: Array<{ name: string; health: string; lastError?: string }> }> }>(url, '/api/v1/rules')).groups;
+    const evaluated = groups.flatMap((g) => g.rules).map((r) => ({ name: r.name, health: r.health, error: r.lastError ?? '' }));
+    expect(evaluated).toEqual(alertRules().map((r) => ({ name: r.alert, health: 'ok', error: '' })));
+
+    for (const query of dashboardQueries()) {
+      await api(url, `/api/v1/query?query=${encodeURIComponent(query.expr)}`);
+    }
+    // The lag panel's series join each sink's lag with its own policy.
+    const lag = await api<{ result: Array<{ metric: { sink: string }; value: [number, string] }> }>(
+      url,
+      `/api/v1/query?query=${encodeURIComponent('max by (sink) (tablemere_roller_lag_seconds) - on (sink) max by (sink) (tablemere_roller_policy_roll_seconds)')}`,
+    );
+    expect(lag.result.map((r) => r.metric.sink).sort()).toEqual([gone.id, kept.id].sort());
+  }, 180_000);
+});

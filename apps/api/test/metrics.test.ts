@@ -58,7 +58,12 @@ describe('GET /metrics', () => {
     expect(sample(text, 'tablemere_intake_bytes_total')).toBe(2148);
     expect(sample(text, 'tablemere_intake_rows_total{outcome="accepted"}')).toBe(11);
     expect(sample(text, 'tablemere_intake_rows_total{outcome="rejected"}')).toBe(2);
-    expect(text).not.toMatch(/tablemere_intake_requests_total\{/);
+    // Every status the route answers is there from the start, at 0 (so a rate sees the first one).
+    expect(sample(text, 'tablemere_intake_requests_total{status="202"}')).toBe(0);
+    expect(sample(text, 'tablemere_intake_requests_total{status="503"}')).toBe(0);
+    const requests = [...text.matchAll(/^tablemere_intake_requests_total\{.*\} (\S+)$/gm)].map((m) => m[1]);
+    expect(requests.length).toBeGreaterThan(5);
+    expect(requests.every((n) => n === '0')).toBe(true);
   });
 
   it('after real sends: requests by status, latency, batches, bytes and rows', async () => {

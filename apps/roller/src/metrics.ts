@@ -1,7 +1,8 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { FailureReason } from './errors.ts';
+import { FAILURE_REASONS, type FailureReason } from './errors.ts';
 
-export type RollOutcomeLabel = 'committed' | 'empty' | 'idle' | 'failed';
+const ROLL_OUTCOMES = ['committed', 'empty', 'idle', 'failed'] as const;
+export type RollOutcomeLabel = (typeof ROLL_OUTCOMES)[number];
 
 /** The roller's Prometheus metrics, in a registry of their own (served at /metrics). */
 export class RollerMetrics {
@@ -122,6 +123,9 @@ export class RollerMetrics {
 
   constructor(options: { processMetrics?: boolean } = {}) {
     if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry });
+    // Every outcome and reason starts at 0, so a rate (and the alert rules) see a process's first failure too.
+    for (const outcome of ROLL_OUTCOMES) this.rolls.inc({ outcome }, 0);
+    for (const reason of FAILURE_REASONS) this.failures.inc({ reason }, 0);
   }
 
   failed(reason: FailureReason): void {

@@ -1,11 +1,13 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { freePort } from '../../../tests/support/ports.ts';
 import { alertRules, dashboardQueries, opsFiles, prometheusBin } from '../../../tests/support/ops.ts';
+import type { CreatedSink } from '@tablemere/contracts';
 import { createSink, createTable, send } from './support/api.ts';
 import { addressOf, runCli, startRoller, waitFor, type RunningRoller } from './support/roller.ts';
 import { startTestStack, suffix, type TestStack } from './support/stack.ts';
@@ -13,7 +15,8 @@ import { startTestStack, suffix, type TestStack } from './support/stack.ts';
 /**
  * The alert rules and the dashboard on a real Prometheus (Debian's, unpacked by the install)
  * scraping a real API and roller: a sink whose table was dropped stalls and fills its backlog,
- * and the alerts say so; every rule evaluates without error and every dashboard query answers.
+ * a send refused 503 while another holds the sink's in-flight cap, and the alerts say so; every
+ * rule evaluates without error and every dashboard query answers.
  */
 let stack: TestStack;
 let roller: RunningRoller | undefined;
@@ -22,8 +25,10 @@ const dir = mkdtempSync(path.join(tmpdir(), 'tablemere-prometheus-'));
 const ns = `alerts_${suffix()}`;
 
 beforeAll(async () => {
-  // A backlog cap of 2 batches, so one stalled sink reaches it with two sends.
-  stack = await startTestStack({ sinkBacklog: { maxPendingBatches: 2, maxPendingBytes: 1024 * 1024 * 1024 } });
+  // A backlog cap of 2 batches, so one stalled sink reaches it with two sends; one send in flight per sink (each weighs at least 64 KiB).
+  stack = await startTestStack({
+    limits: { sinkBacklog: { maxPendingBatches: 2, maxPendingBytes: 1024 * 1024 * 1024 }, sendInFlight: { processBytes: 1024 * 1024 * 1024, sinkBytes: 64 * 1024 } },
+  });
 });
 
 afterAll(async () => {
@@ -66,16 +71,53 @@ async function startPrometheus(targets: { api: string; roller: string }): Promis
   return url;
 }
 
+/**
+ * One send answered 503 intake_busy: it arrives while another send to the same sink, whose body
+ * is only half written, holds the sink's in-flight cap; then that one finishes (202).
+ */
+async function refusedWhileBusy(sink: CreatedSink, batchId: string): Promise<void> {
+  const body = JSON.stringify([{ x: 1 }]);
+  const slow = request(`${stack.apiUrl}/v1/sinks/${sink.id}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${sink.send_key}`, 'idempotency-key': batchId, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+  });
+  const answered = new Promise<number>((resolve, reject) => {
+    slow.on('response', (res) => {
+      res.resume();
+      resolve(res.statusCode!);
+    });
+    slow.on('error', reject);
+  });
+  slow.write(body.slice(0, 3));
+  await waitFor('the slow send to be in flight', async () => {
+    const busy = await fetch(`${stack.apiUrl}/v1/sinks/${sink.id}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${sink.send_key}`, 'idempotency-key': `${batchId}-busy`, 'content-type': 'application/json' },
+      body,
+    });
+    await busy.text();
+    return busy.status === 503;
+  });
+  slow.end(body.slice(3));
+  expect(await answered).toBe(202);
+}
+
 async function api<T>(prometheusUrl: string, pathAndQuery: string): Promise<T> {
   const body = (await (await fetch(`${prometheusUrl}${pathAndQuery}`)).json()) as { status: string; data: T; error?: string };
   expect(body.status, `${pathAndQuery}: ${body.error}`).toBe('success');
   return body.data;
 }
 
+/** An instant query's series. */
+async function query<T = { metric: Record<string, string> }>(prometheusUrl: string, expr: string): Promise<T[]> {
+  return (await api<{ result: T[] }>(prometheusUrl, `/api/v1/query?query=${encodeURIComponent(expr)}`)).result;
+}
+
 describe('the alert rules and the dashboard on Prometheus, against a real API and roller', () => {
-  it('fire for a stalled sink at its backlog cap, evaluate without errors, and answer every dashboard query', async () => {
+  it('fire for a stalled sink at its backlog cap and for refused sends, evaluate without errors, and answer every dashboard query', async () => {
     await createTable(stack, ns, 'kept', [{ name: 'x', type: 'long', required: true }]);
     await createTable(stack, ns, 'gone', [{ name: 'x', type: 'long', required: true }]);
+    await createTable(stack, ns, 'busy', [{ name: 'x', type: 'long', required: true }]);
     const kept = await createSink(stack, `kept_${suffix()}`, `${ns}.kept`);
     await send(stack, kept, 'k1', [{ x: 1 }]);
     const gone = await createSink(stack, `gone_${suffix()}`, `${ns}.gone`);
@@ -87,6 +129,10 @@ describe('the alert rules and the dashboard on Prometheus, against a real API an
 
     roller = startRoller(stack.rollerEnv({ TABLEMERE_ROLLER_TICK_SECONDS: '1', TABLEMERE_ROLLER_SURVEY_SECONDS: '1' }));
     const url = await startPrometheus({ api: stack.apiUrl, roller: await addressOf(roller) });
+    // The 503 comes once Prometheus has seen its counter at 0, or no rate would show it.
+    await waitFor('the first scrape of the API', async () => (await query(url, 'tablemere_intake_requests_total{status="503"}')).length > 0);
+    const busy = await createSink(stack, `busy_${suffix()}`, `${ns}.busy`);
+    await refusedWhileBusy(busy, 'b1');
 
     let alerts: Alert[] = [];
     const active = (name: string, labels: Record<string, string>) => alerts.some((a) => a.labels.alertname === name && Object.entries(labels).every(([k, v]) => a.labels[k] === v));
@@ -94,7 +140,12 @@ describe('the alert rules and the dashboard on Prometheus, against a real API an
       'the stalled sink alerts',
       async () => {
         alerts = (await api<{ alerts: Alert[] }>(url, '/api/v1/alerts')).alerts;
-        return active('TablemereSinkStalled', { sink: gone.id }) && active('TablemereBacklogNearCap', { sink: gone.id }) && active('TablemereRollsFailing', { reason: 'table_missing' });
+        return (
+          active('TablemereSinkStalled', { sink: gone.id }) &&
+          active('TablemereBacklogNearCap', { sink: gone.id }) &&
+          active('TablemereRollsFailing', { reason: 'table_missing' }) &&
+          active('TablemereIntake5xx', {})
+        );
       },
       90_000,
     );
@@ -106,14 +157,10 @@ describe('the alert rules and the dashboard on Prometheus, against a real API an
     const evaluated = groups.flatMap((g) => g.rules).map((r) => ({ name: r.name, health: r.health, error: r.lastError ?? '' }));
     expect(evaluated).toEqual(alertRules().map((r) => ({ name: r.alert, health: 'ok', error: '' })));
 
-    for (const query of dashboardQueries()) {
-      await api(url, `/api/v1/query?query=${encodeURIComponent(query.expr)}`);
-    }
+    for (const { expr } of dashboardQueries()) await query(url, expr);
     // The lag panel's series join each sink's lag with its own policy.
-    const lag = await api<{ result: Array<{ metric: { sink: string }; value: [number, string] }> }>(
-      url,
-      `/api/v1/query?query=${encodeURIComponent('max by (sink) (tablemere_roller_lag_seconds) - on (sink) max by (sink) (tablemere_roller_policy_roll_seconds)')}`,
-    );
-    expect(lag.result.map((r) => r.metric.sink).sort()).toEqual([gone.id, kept.id].sort());
+    await waitFor('the survey to see the busy sink', async () => (await query(url, `tablemere_roller_lag_seconds{sink="${busy.id}"}`)).length > 0);
+    const lag = await query(url, 'max by (sink) (tablemere_roller_lag_seconds) - on (sink) max by (sink) (tablemere_roller_policy_roll_seconds)');
+    expect(lag.map((r) => r.metric.sink).sort()).toEqual([gone.id, kept.id, busy.id].sort());
   }, 180_000);
 });

@@ -39,6 +39,8 @@ export class ApiMetrics {
       labelNames: ['status'],
       registers,
     });
+    // Every status the route can answer starts at 0, so a rate sees the first 5xx of a process too.
+    for (const status of new Set([202, ...Object.values(ERROR_CODES).map((e) => e.status)])) this.requests.inc({ status: String(status) }, 0);
     this.latency = new Histogram({
       name: 'tablemere_intake_request_duration_seconds',
       help: 'Time to answer the send route, by HTTP status.',

@@ -8,7 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp, buildInternalApp } from '../../../api/src/app.ts';
 import { bootstrap } from '../../../api/src/bootstrap.ts';
 import { SecretBox } from '../../../api/src/domain/secrets.ts';
-import type { BacklogLimits } from '../../../api/src/domain/intake-backlog.ts';
+import type { AppDeps } from '../../../api/src/deps.ts';
 import { createLogger } from '../../../api/src/logger.ts';
 import { dropNamespaces, stackCatalog, stackEnv, stackWarehouse } from '../../../../tests/support/stack.ts';
 
@@ -61,9 +61,11 @@ async function listen(app: FastifyInstance): Promise<string> {
  * The real API on two real ports (public and internal), a fresh migrated database with one
  * bootstrap project whose warehouse is the stack's catalog, and the stack's intake bucket.
  * `env` points it at another store and catalog than the running stack's; `sinksEnabled: false`
- * is AL_SINKS_ENABLED=false; `sinkBacklog` the send route's backlog caps.
+ * is AL_SINKS_ENABLED=false; `limits` the send route's backlog and in-flight caps.
  */
-export async function startTestStack(options: { env?: Record<string, string>; sinksEnabled?: boolean; sinkBacklog?: BacklogLimits } = {}): Promise<TestStack> {
+export async function startTestStack(
+  options: { env?: Record<string, string>; sinksEnabled?: boolean; limits?: Pick<AppDeps, 'sinkBacklog' | 'sendInFlight'> } = {},
+): Promise<TestStack> {
   const env = options.env ?? stackEnv();
   const url = new URL(env.DATABASE_URL!);
   url.pathname = `/roller_test_${suffix()}`;
@@ -91,7 +93,7 @@ export async function startTestStack(options: { env?: Record<string, string>; si
   const internal = buildInternalApp({ logger, pool, secrets, intakeBucket, bootstrapSecret, sinksEnabled });
   const internalUrl = await listen(internal);
   // The public URL shows in answers (ingest_url), so the port is known before the app is built.
-  const app = buildApp({ logger, pool, s3, secrets, intakeBucket, publicUrl: 'http://127.0.0.1', sinksEnabled, ...(options.sinkBacklog ? { sinkBacklog: options.sinkBacklog } : {}) });
+  const app = buildApp({ logger, pool, s3, secrets, intakeBucket, publicUrl: 'http://127.0.0.1', sinksEnabled, ...options.limits });
   const apiUrl = await listen(app);
 
   const catalog = await stackCatalog(env);

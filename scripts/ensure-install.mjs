@@ -1,11 +1,11 @@
 #!/usr/bin/env node
 // Installs what a fresh clone lacks: npm packages, the project's Python venv (SeaweedFS and the
-// test readers), with --tests the Spark reader (PySpark and Iceberg's jars), and with --tests or
-// --catalog reference|nessie the JVM catalogs' jars. Plain Node with no dependencies, because it
-// runs before `npm ci` has.
+// test readers), with --tests the Spark reader (PySpark and Iceberg's jars) and Prometheus, and with
+// --tests or --catalog reference|nessie the JVM catalogs' jars. Plain Node with no dependencies,
+// because it runs before `npm ci` has.
 // Re-runs an install only when its inputs changed (a hash stamp beside the install).
 import { createHash } from 'node:crypto';
-import { createReadStream, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createReadStream, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -149,19 +149,67 @@ if (wantsCatalog('nessie')) await ensure(
   JSON.stringify(NESSIE),
 );
 
+function hasCommand(name) {
+  return spawnSync('sh', ['-c', `command -v "${name}"`], { stdio: 'ignore' }).status === 0;
+}
+// A fresh machine's apt may have no package lists yet: refreshed once, only as root.
+let aptUpdated = false;
+function aptUpdate() {
+  if (aptUpdated || process.getuid?.() !== 0) return;
+  process.env.DEBIAN_FRONTEND = 'noninteractive';
+  run('apt-get', ['update', '-qq'], 'apt package lists');
+  aptUpdated = true;
+}
 // The status page's browser test (tests/status-page.test.ts) drives Debian's chromium package
 // (puppeteer-core downloads no browser). Present: one `command -v`, nothing else. Missing: apt
 // installs it when running as root (CI), else the message says what to install. CHROMIUM_PATH
 // names another Chromium binary instead.
-function hasCommand(name) {
-  return spawnSync('sh', ['-c', `command -v "${name}"`], { stdio: 'ignore' }).status === 0;
-}
 if (forTests && !process.env.CHROMIUM_PATH && !hasCommand('chromium')) {
   if (process.getuid?.() !== 0 || !hasCommand('apt-get')) {
     console.error("[install] the status page test needs Chromium: install Debian's chromium package (apt-get install chromium), or set CHROMIUM_PATH to a Chromium binary");
     process.exit(1);
   }
-  process.env.DEBIAN_FRONTEND = 'noninteractive';
-  run('apt-get', ['update', '-qq'], 'apt package lists');
+  aptUpdate();
   run('apt-get', ['install', '-y', '-qq', '--no-install-recommends', 'chromium', 'fonts-liberation'], 'chromium for the status page test');
+}
+
+// Prometheus's promtool, which checks and unit-tests the alert rules (ops/prometheus/), and its
+// server, which the tests run against the stack: Debian's `prometheus` package holds both as
+// static Go binaries, so the package is downloaded and unpacked into .venv/prometheus, never
+// installed (no service, no user). Re-fetched when Debian's candidate version changes.
+const prometheusDir = path.join(root, '.venv', 'prometheus');
+const PROMETHEUS_BINARIES = ['promtool', 'prometheus'];
+if (forTests) {
+  const candidateOf = () => {
+    const policy = spawnSync('apt-cache', ['policy', 'prometheus'], { encoding: 'utf8' });
+    return { policy, candidate: /Candidate: (\S+)/.exec(policy.stdout ?? '')?.[1] };
+  };
+  let { policy, candidate } = candidateOf();
+  if ((!candidate || candidate === '(none)') && !policy.error && hasCommand('apt-get')) {
+    aptUpdate();
+    ({ policy, candidate } = candidateOf());
+  }
+  if (!candidate || candidate === '(none)') {
+    const why = policy.error ? 'apt-cache is not available here (the tests need a Debian-based machine)' : 'apt does not know that package here: run `apt-get update` (as root) and try again';
+    console.error(`[install] promtool and Prometheus (the alert rules' checks) come from Debian's \`prometheus\` package: ${why}`);
+    process.exit(1);
+  }
+  const stamp = '.venv/.tablemere-prometheus-install';
+  if (!PROMETHEUS_BINARIES.every((bin) => existsSync(path.join(prometheusDir, bin)))) rmSync(path.join(root, stamp), { force: true });
+  await ensure(stamp, [], () => {
+    const download = path.join(prometheusDir, 'download');
+    rmSync(prometheusDir, { recursive: true, force: true });
+    mkdirSync(download, { recursive: true });
+    aptUpdate(); // a stale list can name a version the mirror no longer has
+    const fetched = spawnSync('apt-get', ['-o', 'APT::Sandbox::User=root', 'download', `prometheus=${candidate}`], { cwd: download, stdio: quiet ? ['ignore', 'ignore', 'inherit'] : 'inherit' });
+    if (fetched.status !== 0) {
+      console.error(`[install] apt-get download prometheus=${candidate} failed: run \`apt-get update\` (as root) and try again`);
+      process.exit(1);
+    }
+    const deb = readdirSync(download).find((f) => f.endsWith('.deb'));
+    run('dpkg-deb', ['-x', path.join(download, deb), path.join(prometheusDir, 'root')], 'promtool and prometheus');
+    for (const bin of PROMETHEUS_BINARIES) renameSync(path.join(prometheusDir, 'root', 'usr', 'bin', bin), path.join(prometheusDir, bin));
+    rmSync(download, { recursive: true, force: true });
+    rmSync(path.join(prometheusDir, 'root'), { recursive: true, force: true });
+  }, candidate);
 }

@@ -135,6 +135,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     sendInFlight: deps.sendInFlight ?? DEFAULT_IN_FLIGHT_LIMITS,
   };
   metricsRoutes(app, routeDeps.metrics);
+  routeDeps.metrics.backlogLimits(routeDeps.sinkBacklog);
   healthRoutes(app, routeDeps);
   keyRoutes(app, routeDeps);
   warehouseRoutes(app, routeDeps);

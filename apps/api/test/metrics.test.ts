@@ -32,12 +32,17 @@ describe('GET /metrics', () => {
       'tablemere_intake_batches_total',
       'tablemere_intake_bytes_total',
       'tablemere_intake_rows_total',
+      'tablemere_intake_backlog_max_bytes',
+      'tablemere_intake_backlog_max_batches',
       'process_cpu_user_seconds_total',
       'nodejs_heap_size_used_bytes',
     ]) {
       expect(res.text).toContain(`# TYPE ${name} `);
     }
     expect(sample(res.text, 'tablemere_intake_batches_total')).toBe(0);
+    // The harness builds the app with the default caps.
+    expect(sample(res.text, 'tablemere_intake_backlog_max_bytes')).toBe(1024 * 1024 * 1024);
+    expect(sample(res.text, 'tablemere_intake_backlog_max_batches')).toBe(10_000);
   });
 
   it('counts accepted batches, bytes and rows, and times answers of the send route only', async () => {
@@ -53,7 +58,12 @@ describe('GET /metrics', () => {
     expect(sample(text, 'tablemere_intake_bytes_total')).toBe(2148);
     expect(sample(text, 'tablemere_intake_rows_total{outcome="accepted"}')).toBe(11);
     expect(sample(text, 'tablemere_intake_rows_total{outcome="rejected"}')).toBe(2);
-    expect(text).not.toMatch(/tablemere_intake_requests_total\{/);
+    // Every status the route answers is there from the start, at 0 (so a rate sees the first one).
+    expect(sample(text, 'tablemere_intake_requests_total{status="202"}')).toBe(0);
+    expect(sample(text, 'tablemere_intake_requests_total{status="503"}')).toBe(0);
+    const requests = [...text.matchAll(/^tablemere_intake_requests_total\{.*\} (\S+)$/gm)].map((m) => m[1]);
+    expect(requests.length).toBeGreaterThan(5);
+    expect(requests.every((n) => n === '0')).toBe(true);
   });
 
   it('after real sends: requests by status, latency, batches, bytes and rows', async () => {

@@ -1,21 +1,23 @@
 /**
  * The operator commands: one roll, or one upkeep run, now, then exit. Same pipeline, lease
  * and reports as the service; the policy is not consulted for a named sink (that is the
- * point: drain it, or tidy its table, now).
+ * point: drain it, or tidy its table, now). And a sink's roll intents, read-only.
  *
  *   node --import tsx apps/roller/src/cli.ts roll <sink_id>
  *   node --import tsx apps/roller/src/cli.ts roll --all-due
  *   node --import tsx apps/roller/src/cli.ts upkeep <sink_id>
  *   node --import tsx apps/roller/src/cli.ts upkeep --all-due
+ *   node --import tsx apps/roller/src/cli.ts intents <sink_id> [--state open|committed|empty|failed] [--limit N]
  *
- * Prints one JSON line per sink. Exit codes: 0 every run finished (a roll committed, empty or
- * idle; an upkeep that committed or had nothing to do), 1 a run failed, 2 bad usage or
- * configuration, 3 another roller holds a lease.
+ * Prints one JSON line per sink (per intent for `intents`). Exit codes: 0 every run finished
+ * (a roll committed, empty or idle; an upkeep that committed or had nothing to do), 1 a run
+ * failed, 2 bad usage or configuration (or no such sink), 3 another roller holds a lease.
  */
 import { Command, CommanderError } from 'commander';
-import type { InternalSink } from '@tablemere/contracts';
+import { RollsQuery, type InternalSink } from '@tablemere/contracts';
 import { ConfigError, loadConfig } from './config.ts';
 import { createRollDeps } from './deps.ts';
+import { InternalApi, InternalApiError } from './internal-api.ts';
 import { createLogger } from './log.ts';
 import { RollerMetrics } from './metrics.ts';
 import { dueReasons } from './roll/policy.ts';
@@ -95,6 +97,25 @@ async function runJob(command: keyof typeof JOBS, sinkId: string | undefined, op
   }
 }
 
+/** The sink's roll intents, newest first: an open one is a roll whose commit is not settled yet (see `intent_unresolved`). */
+async function listIntents(sinkId: string, options: { state: string; limit: string }): Promise<number> {
+  const query = RollsQuery.safeParse(options);
+  if (!query.success) {
+    process.stderr.write(`intents: --state is one of open, committed, empty, failed and --limit 1-1000 (${query.error.issues.map((i) => i.path.join('.')).join(', ')})\n`);
+    return EXIT.usage;
+  }
+  const config = loadConfig(process.env);
+  const api = new InternalApi({ url: config.api.url, secret: config.api.secret });
+  try {
+    for (const intent of await api.listRolls(sinkId, query.data.state ?? 'open', query.data.limit)) process.stdout.write(`${JSON.stringify(intent)}\n`);
+    return EXIT.ok;
+  } catch (error) {
+    if (!(error instanceof InternalApiError && error.kind === 'refused')) throw error;
+    process.stderr.write(`intents: ${error.code === 'sink_not_found' ? `no sink ${sinkId}` : error.message}\n`);
+    return EXIT.usage;
+  }
+}
+
 async function main(argv: string[]): Promise<number> {
   let code: number = EXIT.ok;
   const program = new Command('roller')
@@ -116,6 +137,15 @@ async function main(argv: string[]): Promise<number> {
     .option('--all-due', 'every sink whose table is due for upkeep')
     .action(async (sinkId: string | undefined, options: { allDue?: boolean }) => {
       code = await runJob('upkeep', sinkId, options);
+    });
+  program
+    .command('intents')
+    .description("list a sink's roll intents, newest first (an open one: a roll whose commit is not settled yet), then exit")
+    .argument('<sink_id>', 'the sink, snk_…')
+    .option('--state <state>', 'open, committed, empty or failed', 'open')
+    .option('--limit <n>', 'at most this many (1-1000)', '100')
+    .action(async (sinkId: string, options: { state: string; limit: string }) => {
+      code = await listIntents(sinkId, options);
     });
   try {
     await program.parseAsync(argv);

@@ -1,7 +1,8 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { FailureReason } from './errors.ts';
+import { FAILURE_REASONS, type FailureReason } from './errors.ts';
 
-export type RollOutcomeLabel = 'committed' | 'empty' | 'idle' | 'failed';
+const ROLL_OUTCOMES = ['committed', 'empty', 'idle', 'failed'] as const;
+export type RollOutcomeLabel = (typeof ROLL_OUTCOMES)[number];
 
 /** The roller's Prometheus metrics, in a registry of their own (served at /metrics). */
 export class RollerMetrics {
@@ -50,6 +51,24 @@ export class RollerMetrics {
     labelNames: ['sink'] as const,
     registers: [this.registry],
   });
+  readonly pendingBytes = new Gauge({
+    name: 'tablemere_roller_pending_bytes',
+    help: 'Bytes of the pending batches per sink, as of the last survey or roll',
+    labelNames: ['sink'] as const,
+    registers: [this.registry],
+  });
+  readonly policyRollSeconds = new Gauge({
+    name: 'tablemere_roller_policy_roll_seconds',
+    help: "The sink's roll_seconds: its oldest batch rolls once it has waited this long (as of the last survey)",
+    labelNames: ['sink'] as const,
+    registers: [this.registry],
+  });
+  readonly policyRollBytes = new Gauge({
+    name: 'tablemere_roller_policy_roll_bytes',
+    help: "The sink's roll_bytes: its pending batches roll once they hold this many bytes (as of the last survey)",
+    labelNames: ['sink'] as const,
+    registers: [this.registry],
+  });
   readonly failingRolls = new Gauge({
     name: 'tablemere_roller_sink_failing_rolls',
     help: 'Failed rolls in a row per stalled sink (a sink whose last roll went through has no series), as of the last survey or roll',
@@ -57,6 +76,11 @@ export class RollerMetrics {
     registers: [this.registry],
   });
   readonly inFlight = new Gauge({ name: 'tablemere_roller_rolls_in_flight', help: 'Rolls running now', registers: [this.registry] });
+  readonly lastTick = new Gauge({
+    name: 'tablemere_roller_last_tick_timestamp_seconds',
+    help: 'When a tick last reached the API (Unix seconds): the lag gauges are only as fresh as the ticks',
+    registers: [this.registry],
+  });
   readonly upkeeps = new Counter({
     name: 'tablemere_roller_upkeeps_total',
     help: 'Upkeep runs by outcome (done: something committed, nothing: the table needed nothing, failed)',
@@ -99,6 +123,9 @@ export class RollerMetrics {
 
   constructor(options: { processMetrics?: boolean } = {}) {
     if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry });
+    // Every outcome and reason starts at 0, so a rate (and the alert rules) see a process's first failure too.
+    for (const outcome of ROLL_OUTCOMES) this.rolls.inc({ outcome }, 0);
+    for (const reason of FAILURE_REASONS) this.failures.inc({ reason }, 0);
   }
 
   failed(reason: FailureReason): void {
@@ -115,14 +142,26 @@ export class RollerMetrics {
   }
 
   /** Replaces the per-sink lag series with `sinks` (sinks that are gone lose their series). */
-  setLag(sinks: ReadonlyArray<{ id: string; batches: number; seconds: number }>, replace: boolean): void {
+  setLag(sinks: ReadonlyArray<{ id: string; batches: number; bytes: number; seconds: number }>, replace: boolean): void {
     if (replace) {
       this.lagSeconds.reset();
       this.pendingBatches.reset();
+      this.pendingBytes.reset();
     }
     for (const sink of sinks) {
       this.lagSeconds.set({ sink: sink.id }, sink.seconds);
       this.pendingBatches.set({ sink: sink.id }, sink.batches);
+      this.pendingBytes.set({ sink: sink.id }, sink.bytes);
+    }
+  }
+
+  /** Replaces the per-sink policy series with `sinks`, so alert rules can compare lag and bytes to each sink's own policy. */
+  setPolicies(sinks: ReadonlyArray<{ id: string; policy: { roll_seconds: number; roll_bytes: number } }>): void {
+    this.policyRollSeconds.reset();
+    this.policyRollBytes.reset();
+    for (const sink of sinks) {
+      this.policyRollSeconds.set({ sink: sink.id }, sink.policy.roll_seconds);
+      this.policyRollBytes.set({ sink: sink.id }, sink.policy.roll_bytes);
     }
   }
 }

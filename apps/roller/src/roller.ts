@@ -65,6 +65,7 @@ export class Roller {
     try {
       const list = await this.deps.api.listSinks({ due: true });
       this.lastTickAt = new Date();
+      this.deps.metrics.lastTick.set(this.lastTickAt.getTime() / 1000);
       if (list.enabled !== this.enabled) {
         this.deps.log.info({ enabled: list.enabled }, list.enabled ? 'sinks are enabled; rolling' : 'sinks are disabled; idling');
         this.enabled = list.enabled;
@@ -104,10 +105,12 @@ export class Roller {
       list.sinks.map((s) => ({
         id: s.id,
         batches: s.pending.batches,
+        bytes: s.pending.bytes,
         seconds: s.pending.oldest_received_at === null ? 0 : Math.max(0, (asOf - Date.parse(s.pending.oldest_received_at)) / 1000),
       })),
       true,
     );
+    this.deps.metrics.setPolicies(list.sinks);
     this.deps.metrics.setFailing(
       list.sinks.map((s) => ({ id: s.id, attempts: s.roll_error?.attempts ?? null })),
       true,

@@ -95,7 +95,7 @@ export async function rollSink(deps: RollDeps, sink: InternalSink, options: Sink
   deps.metrics.rows.inc(result.rows);
   deps.metrics.batches.inc(result.batches);
   for (const [reason, n] of Object.entries(result.reasons)) deps.metrics.rejects.inc({ reason }, n);
-  if (result.left === 0) deps.metrics.setLag([{ id: sink.id, batches: 0, seconds: 0 }], false);
+  if (result.left === 0) deps.metrics.setLag([{ id: sink.id, batches: 0, bytes: 0, seconds: 0 }], false);
   log.info(
     {
       outcome: result.outcome,

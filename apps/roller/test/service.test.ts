@@ -2,7 +2,7 @@ import { rejectsKey } from '@tablemere/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSink, createTable, getSink, send } from './support/api.ts';
 import { readBoth } from './support/expect.ts';
-import { logLines, runCli, startRoller, type RunningRoller } from './support/roller.ts';
+import { addressOf, logLines, runCli, startRoller, waitFor, type RunningRoller } from './support/roller.ts';
 import { startTestStack, suffix, type TestStack } from './support/stack.ts';
 
 /** The roller as a service: its own policy, /healthz and /metrics, the survey, sweeps, stopping, idling. */
@@ -23,25 +23,6 @@ async function newTable(): Promise<string> {
   namespaces.push(ns);
   await createTable(stack, ns, 'events', [{ name: 'x', type: 'long', required: true }]);
   return ns;
-}
-
-async function waitFor(what: string, check: () => Promise<boolean>, deadlineMs = 60_000): Promise<void> {
-  const end = Date.now() + deadlineMs;
-  while (Date.now() < end) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 300));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
-/** The service's address, from its start-up line. */
-async function addressOf(roller: RunningRoller): Promise<string> {
-  let address: string | undefined;
-  await waitFor('the start-up line', async () => {
-    address = logLines(roller.output()).find((l) => typeof l.address === 'string' && typeof l.internal_api === 'string')?.address as string | undefined;
-    return address !== undefined;
-  });
-  return address!;
 }
 
 async function stop(roller: RunningRoller) {
@@ -83,6 +64,12 @@ describe('the roller service', () => {
       expect(metrics).toContain('tablemere_roller_commit_retries_total 0');
       expect(metrics).toContain(`tablemere_roller_lag_seconds{sink="${sink.id}"} 0`);
       expect(metrics).toContain(`tablemere_roller_pending_batches{sink="${sink.id}"} 0`);
+      expect(metrics).toContain(`tablemere_roller_pending_bytes{sink="${sink.id}"} 0`);
+      // The sink's policy (the defaults: 300 s, 64 MiB) beside its lag, for the alert rules.
+      expect(metrics).toContain(`tablemere_roller_policy_roll_seconds{sink="${sink.id}"} 300\n`);
+      expect(metrics).toContain(`tablemere_roller_policy_roll_bytes{sink="${sink.id}"} ${64 * 1024 * 1024}\n`);
+      const lastTick = Number(/^tablemere_roller_last_tick_timestamp_seconds (\S+)$/m.exec(metrics)?.[1]);
+      expect(Date.now() / 1000 - lastTick).toBeLessThan(5);
       expect(metrics).toContain('process_resident_memory_bytes');
     } finally {
       const finished = await stop(roller);

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { BacklogLimits } from '../domain/intake-backlog.ts';
 import { ERROR_CODES } from '../errors.ts';
 
 /** A batch the send route accepted (not a replay of an earlier one). */
@@ -16,8 +17,9 @@ const INTAKE_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
 
 /**
  * The API's Prometheus metrics on their own registry (never the global one, so two apps in
- * one process do not share counters): the intake's requests, bytes, rows and latency, and
- * the default process metrics.
+ * one process do not share counters): the intake's requests, bytes, rows and latency, the
+ * backlog caps (so alert rules can compare the roller's per-sink backlog to them), and the
+ * default process metrics.
  */
 export class ApiMetrics {
   private readonly requests: Counter<'status'>;
@@ -25,6 +27,8 @@ export class ApiMetrics {
   private readonly batches: Counter;
   private readonly bytes: Counter;
   private readonly rows: Counter<'outcome'>;
+  private readonly backlogMaxBytes: Gauge;
+  private readonly backlogMaxBatches: Gauge;
 
   constructor(readonly registry: Registry = new Registry()) {
     const registers = [registry];
@@ -35,6 +39,8 @@ export class ApiMetrics {
       labelNames: ['status'],
       registers,
     });
+    // Every status the route can answer starts at 0, so a rate sees the first 5xx of a process too.
+    for (const status of new Set([202, ...Object.values(ERROR_CODES).map((e) => e.status)])) this.requests.inc({ status: String(status) }, 0);
     this.latency = new Histogram({
       name: 'tablemere_intake_request_duration_seconds',
       help: 'Time to answer the send route, by HTTP status.',
@@ -50,6 +56,22 @@ export class ApiMetrics {
       labelNames: ['outcome'],
       registers,
     });
+    this.backlogMaxBytes = new Gauge({
+      name: 'tablemere_intake_backlog_max_bytes',
+      help: "A sink's backlog cap in bytes waiting for a roll: past it the send route answers 429 backlog_full (TABLEMERE_SINK_MAX_PENDING_BYTES).",
+      registers,
+    });
+    this.backlogMaxBatches = new Gauge({
+      name: 'tablemere_intake_backlog_max_batches',
+      help: "A sink's backlog cap in batches waiting for a roll: past it the send route answers 429 backlog_full (TABLEMERE_SINK_MAX_PENDING_BATCHES).",
+      registers,
+    });
+  }
+
+  /** The caps the send route enforces, as this process was configured. */
+  backlogLimits(limits: Readonly<BacklogLimits>): void {
+    this.backlogMaxBytes.set(limits.maxPendingBytes);
+    this.backlogMaxBatches.set(limits.maxPendingBatches);
   }
 
   /** The send route calls this once per newly accepted batch. */

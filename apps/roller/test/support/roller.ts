@@ -60,3 +60,22 @@ export function logLines(text: string): Array<Record<string, unknown>> {
     .filter((l) => l.startsWith('{'))
     .map((l) => JSON.parse(l) as Record<string, unknown>);
 }
+
+export async function waitFor(what: string, check: () => Promise<boolean>, deadlineMs = 60_000): Promise<void> {
+  const end = Date.now() + deadlineMs;
+  while (Date.now() < end) {
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 300));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+/** The service's address, from its start-up line. */
+export async function addressOf(roller: RunningRoller): Promise<string> {
+  let address: string | undefined;
+  await waitFor('the start-up line', async () => {
+    address = logLines(roller.output()).find((l) => typeof l.address === 'string' && typeof l.internal_api === 'string')?.address as string | undefined;
+    return address !== undefined;
+  });
+  return address!;
+}

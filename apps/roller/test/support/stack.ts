@@ -8,6 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp, buildInternalApp } from '../../../api/src/app.ts';
 import { bootstrap } from '../../../api/src/bootstrap.ts';
 import { SecretBox } from '../../../api/src/domain/secrets.ts';
+import type { AppDeps } from '../../../api/src/deps.ts';
 import { createLogger } from '../../../api/src/logger.ts';
 import { dropNamespaces, stackCatalog, stackEnv, stackWarehouse } from '../../../../tests/support/stack.ts';
 
@@ -34,6 +35,22 @@ export interface TestStack {
   stop(): Promise<void>;
 }
 
+/**
+ * Ends the pool once its connections have closed: pool.end() resolves while they are still
+ * closing, and dropping the database WITH (FORCE) under one makes it emit an uncaught error.
+ */
+async function endPool(pool: Pool): Promise<void> {
+  let open = pool.totalCount;
+  const closed = new Promise<void>((resolve) => {
+    if (open === 0) resolve();
+    pool.on('remove', () => {
+      if (--open === 0) resolve();
+    });
+  });
+  await pool.end();
+  await closed;
+}
+
 async function listen(app: FastifyInstance): Promise<string> {
   await app.listen({ host: '127.0.0.1', port: 0 });
   const { port } = app.server.address() as AddressInfo;
@@ -44,9 +61,11 @@ async function listen(app: FastifyInstance): Promise<string> {
  * The real API on two real ports (public and internal), a fresh migrated database with one
  * bootstrap project whose warehouse is the stack's catalog, and the stack's intake bucket.
  * `env` points it at another store and catalog than the running stack's; `sinksEnabled: false`
- * is AL_SINKS_ENABLED=false.
+ * is AL_SINKS_ENABLED=false; `limits` the send route's backlog and in-flight caps.
  */
-export async function startTestStack(options: { env?: Record<string, string>; sinksEnabled?: boolean } = {}): Promise<TestStack> {
+export async function startTestStack(
+  options: { env?: Record<string, string>; sinksEnabled?: boolean; limits?: Pick<AppDeps, 'sinkBacklog' | 'sendInFlight'> } = {},
+): Promise<TestStack> {
   const env = options.env ?? stackEnv();
   const url = new URL(env.DATABASE_URL!);
   url.pathname = `/roller_test_${suffix()}`;
@@ -74,7 +93,7 @@ export async function startTestStack(options: { env?: Record<string, string>; si
   const internal = buildInternalApp({ logger, pool, secrets, intakeBucket, bootstrapSecret, sinksEnabled });
   const internalUrl = await listen(internal);
   // The public URL shows in answers (ingest_url), so the port is known before the app is built.
-  const app = buildApp({ logger, pool, s3, secrets, intakeBucket, publicUrl: 'http://127.0.0.1', sinksEnabled });
+  const app = buildApp({ logger, pool, s3, secrets, intakeBucket, publicUrl: 'http://127.0.0.1', sinksEnabled, ...options.limits });
   const apiUrl = await listen(app);
 
   const catalog = await stackCatalog(env);
@@ -110,7 +129,7 @@ export async function startTestStack(options: { env?: Record<string, string>; si
     async stop() {
       await app.close();
       await internal.close();
-      await pool.end();
+      await endPool(pool);
       s3.destroy();
       storeClient.destroy();
       await dropDatabase(databaseUrl);

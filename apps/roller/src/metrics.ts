@@ -39,42 +39,12 @@ export class RollerMetrics {
     labelNames: ['reason'] as const,
     registers: [this.registry],
   });
-  readonly lagSeconds = new Gauge({
-    name: 'tablemere_roller_lag_seconds',
-    help: 'Age of the oldest pending batch per sink, as of the last survey or roll',
-    labelNames: ['sink'] as const,
-    registers: [this.registry],
-  });
-  readonly pendingBatches = new Gauge({
-    name: 'tablemere_roller_pending_batches',
-    help: 'Pending batches per sink, as of the last survey or roll',
-    labelNames: ['sink'] as const,
-    registers: [this.registry],
-  });
-  readonly pendingBytes = new Gauge({
-    name: 'tablemere_roller_pending_bytes',
-    help: 'Bytes of the pending batches per sink, as of the last survey or roll',
-    labelNames: ['sink'] as const,
-    registers: [this.registry],
-  });
-  readonly policyRollSeconds = new Gauge({
-    name: 'tablemere_roller_policy_roll_seconds',
-    help: "The sink's roll_seconds: its oldest batch rolls once it has waited this long (as of the last survey)",
-    labelNames: ['sink'] as const,
-    registers: [this.registry],
-  });
-  readonly policyRollBytes = new Gauge({
-    name: 'tablemere_roller_policy_roll_bytes',
-    help: "The sink's roll_bytes: its pending batches roll once they hold this many bytes (as of the last survey)",
-    labelNames: ['sink'] as const,
-    registers: [this.registry],
-  });
-  readonly failingRolls = new Gauge({
-    name: 'tablemere_roller_sink_failing_rolls',
-    help: 'Failed rolls in a row per stalled sink (a sink whose last roll went through has no series), as of the last survey or roll',
-    labelNames: ['sink'] as const,
-    registers: [this.registry],
-  });
+  readonly lagSeconds = this.perSink('tablemere_roller_lag_seconds', 'Age of the oldest pending batch per sink, as of the last survey or roll');
+  readonly pendingBatches = this.perSink('tablemere_roller_pending_batches', 'Pending batches per sink, as of the last survey or roll');
+  readonly pendingBytes = this.perSink('tablemere_roller_pending_bytes', 'Bytes of the pending batches per sink, as of the last survey or roll');
+  readonly policyRollSeconds = this.perSink('tablemere_roller_policy_roll_seconds', "The sink's roll_seconds: its oldest batch rolls once it has waited this long (as of the last survey)");
+  readonly policyRollBytes = this.perSink('tablemere_roller_policy_roll_bytes', "The sink's roll_bytes: its pending batches roll once they hold this many bytes (as of the last survey)");
+  readonly failingRolls = this.perSink('tablemere_roller_sink_failing_rolls', 'Failed rolls in a row per stalled sink (a sink whose last roll went through has no series), as of the last survey or roll');
   readonly inFlight = new Gauge({ name: 'tablemere_roller_rolls_in_flight', help: 'Rolls running now', registers: [this.registry] });
   readonly lastTick = new Gauge({
     name: 'tablemere_roller_last_tick_timestamp_seconds',
@@ -120,6 +90,11 @@ export class RollerMetrics {
     labelNames: ['sink', 'kind'] as const,
     registers: [this.registry],
   });
+
+  /** A gauge with one series per sink (the sink's id). */
+  private perSink(name: string, help: string): Gauge<'sink'> {
+    return new Gauge({ name, help, labelNames: ['sink'] as const, registers: [this.registry] });
+  }
 
   constructor(options: { processMetrics?: boolean } = {}) {
     if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry });

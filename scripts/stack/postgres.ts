@@ -59,6 +59,8 @@ export async function startPostgres(opts: { dir: string; port: number; logFile: 
     password: 'postgres',
     persistent: false,
     createPostgresUser: true,
+    // Its default, `localhost`, may also mean ::1 or whatever the hosts file says.
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1'],
     onLog: log,
     onError: log,
   });

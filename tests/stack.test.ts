@@ -90,7 +90,9 @@ describe('npm start', () => {
       child.stdout.on('data', (d) => (output += d));
       child.stderr.on('data', (d) => (output += d));
       const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
-      await waitFor(() => existsSync(paths.envFile) || child.exitCode !== null, 120_000, `stack start (round ${round})`).catch((e) => {
+      // The env file is written just before the quickstart is printed, which reaches us later.
+      const started = () => existsSync(paths.envFile) && output.includes('Ctrl-C stops everything');
+      await waitFor(() => started() || child.exitCode !== null, 120_000, `stack start (round ${round})`).catch((e) => {
         child.kill('SIGKILL');
         throw new Error(`${e.message}\n${output}`);
       });

@@ -4,28 +4,33 @@ import { createServer } from 'node:net';
  * Every port the local stack listens on, passed explicitly: `weed mini` silently moves a busy
  * default port, which would leave clients talking to the wrong process. One offset shifts them all,
  * so a second stack can run beside the first (TABLEMERE_STACK_PORT_OFFSET).
+ *
+ * The defaults fill 8770–8789: below Linux's ephemeral range (32768–60999, where the kernel picks
+ * the local port of outgoing connections, so a default there can be taken at random), and within
+ * 20 of each other, so two stacks whose offsets differ by 20 or more (30, 60, 1000, ...) never
+ * share a port. Offsets up to 23978 keep every port below 32768.
  */
 export function stackPorts(offset = 0) {
   const base = {
-    postgres: 54329,
+    postgres: 8770,
+    s3: 8771,
+    s3Grpc: 8772,
+    iceberg: 8773,
+    master: 8774,
+    masterGrpc: 8775,
+    volume: 8776,
+    volumeGrpc: 8777,
+    filer: 8778,
+    filerGrpc: 8779,
+    admin: 8780,
+    adminGrpc: 8781,
+    // The JVM catalogs, started only when asked for (npm start -- --catalog, the catalog tests).
+    reference: 8782,
+    nessie: 8783,
+    nessieManagement: 8784,
     api: 8787,
     roller: 8788,
     internal: 8789,
-    s3: 8333,
-    s3Grpc: 18333,
-    iceberg: 8181,
-    master: 9333,
-    masterGrpc: 19333,
-    volume: 9340,
-    volumeGrpc: 19340,
-    filer: 8888,
-    filerGrpc: 18888,
-    admin: 23646,
-    adminGrpc: 33646,
-    // The JVM catalogs, started only when asked for (npm start -- --catalog, the catalog tests).
-    reference: 28181,
-    nessie: 28182,
-    nessieManagement: 28183,
   };
   return Object.fromEntries(Object.entries(base).map(([k, v]) => [k, v + offset])) as typeof base;
 }

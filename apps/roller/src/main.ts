@@ -51,6 +51,7 @@ async function main(): Promise<void> {
   log.info(
     {
       roller_id: config.rollerId,
+      node: process.version,
       address: `http://${config.http.host}:${port}`,
       internal_api: config.api.url,
       store: config.store.endpoint ?? `AWS S3 (${config.store.region})`,

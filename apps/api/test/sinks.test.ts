@@ -88,7 +88,7 @@ describe('POST /v1/sinks', () => {
     const row = await queryOne<{ send_key_sha256: Buffer }>(api.pool, 'SELECT send_key_sha256 FROM sinks WHERE id = $1', [sink.id]);
     expect(row!.send_key_sha256.equals(createHash('sha256').update(sink.send_key).digest())).toBe(true);
     const dump = await query(api.pool, "SELECT s::text AS t FROM sinks s UNION ALL SELECT a::text FROM audit_events a");
-    expect(JSON.stringify(dump)).not.toContain(sink.send_key.split('_').at(-1)!);
+    expect(JSON.stringify(dump)).not.toContain(sink.send_key.slice(-43));
     // The key is not shown again.
     expect(JSON.stringify((await call(api.app, 'GET', `/v1/sinks/${sink.id}`, { key: keys.read })).body)).not.toContain('al_send_');
     const audit = await query<{ event: string; subject: string; details: Record<string, unknown> }>(

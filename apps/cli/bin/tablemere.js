@@ -4,17 +4,18 @@
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { MIN_MAJOR, NodeRuntimeError, nodeBinDir } from '../../../scripts/node-runtime.mjs';
+import { NodeRuntimeError, nodeBinDir } from '../../../scripts/node-runtime.mjs';
 
-if (Number(process.versions.node.split('.')[0]) < MIN_MAJOR) {
-  let dir;
-  try {
-    dir = nodeBinDir();
-  } catch (err) {
-    if (!(err instanceof NodeRuntimeError)) throw err;
-    console.error(`error: ${err.message}`);
-    process.exit(4);
-  }
+let dir;
+try {
+  dir = nodeBinDir();
+} catch (err) {
+  if (!(err instanceof NodeRuntimeError)) throw err;
+  console.error(`error: ${err.message}`);
+  process.exit(4);
+}
+// nodeBinDir() is this process's own when its Node is new enough.
+if (dir !== path.dirname(process.execPath)) {
   const r = spawnSync(path.join(dir, 'node'), [fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: 'inherit' });
   process.exit(r.status ?? 4);
 }

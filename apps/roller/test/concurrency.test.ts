@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSink, createTable, getSink, send } from './support/api.ts';
 import { intakeBatches, readBoth } from './support/expect.ts';
 import { otherWriter } from './support/readers.ts';
-import { logLines, runCli, startRoller, summaries } from './support/roller.ts';
+import { logLines, runCli, startRoller, summaries, waitFor } from './support/roller.ts';
 import { startTestStack, suffix, type TestStack } from './support/stack.ts';
 
 let stack: TestStack;
@@ -44,15 +44,6 @@ function sender(sink: CreatedSink) {
 }
 
 const sinkXs = (rows: Array<Record<string, unknown>>) => rows.filter((r) => r.who === 'sink').map((r) => Number(r.x)).sort((a, b) => a - b);
-
-async function waitFor(what: string, check: () => Promise<boolean>, deadlineMs: number): Promise<void> {
-  const end = Date.now() + deadlineMs;
-  while (Date.now() < end) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 500));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 describe('concurrency', () => {
   it('lands every batch once while another writer keeps committing to the table', async () => {

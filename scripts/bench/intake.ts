@@ -15,9 +15,11 @@
  * and the bench itself.
  * Then 8 concurrent 16 MiB sends while the API's RSS is sampled from /proc. Prints
  * batches/s, MB/s, p50/p99 and the ratios, and one line for STATE.md.
- * Goals: small ≥ 0.8× bare PUT, large ≥ 100 MB/s, peak RSS ≤ 1 GiB.
+ * Goals: small ≥ 0.8× bare PUT, large ≥ 100 MB/s, peak RSS ≤ 1 GiB; per batch (issue 15) the API's
+ * CPU ≤ 1.25× the relay's for a small batch (API and Postgres together ≤ 1.6×), and ≤ 40 ms
+ * for a ~10 MB one.
  *
- *   npm run bench:intake [-- --seconds 12 --large 32 --rounds 4 --rss-rounds 3 --pin --profile DIR]
+ *   npm run bench:intake [-- --seconds 12 --large 32 --rounds 4 --rss-rounds 3 --pin --profile DIR --node-arg=--perf-basic-prof]
  */
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -48,6 +50,8 @@ const { values: args } = parseArgs({
     pin: { type: 'boolean', default: false },
     /** Writes a V8 CPU profile of the API process into this directory (open it in Chrome DevTools). */
     profile: { type: 'string' },
+    /** More node options for the API process, e.g. `--node-arg=--perf-basic-prof` for `perf record -p`, or `--node-arg=--trace-gc`. */
+    'node-arg': { type: 'string', multiple: true, default: [] },
   },
 });
 
@@ -260,7 +264,7 @@ async function main(): Promise<void> {
   });
   const adminKey = boot.adminKey!;
   const { child, url, logFile } = await startBenchApi(`intake-${run}`, databaseUrl, secretKey, {
-    nodeArgs: args.profile ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(args.profile)] : [],
+    nodeArgs: [...(args.profile ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(args.profile)] : []), ...args['node-arg']],
   });
   const apiPid = child.pid;
   const namespace = `bench_intake_${run}`;
@@ -399,13 +403,24 @@ async function main(): Promise<void> {
     console.log(
       `large: API ${largeApi.mbPerSecond.toFixed(0)} MB/s vs bare signed PUT ${largeBare.mbPerSecond.toFixed(0)} = ${largeRatio.toFixed(2)}x, vs SDK PutObject ${largeSdk.mbPerSecond.toFixed(0)} = ${largeSdkRatio.toFixed(2)}x (goal >= 100 MB/s)`,
     );
+    // CPU per batch, the measure that counts on a shared machine (issue 15).
+    const perBatch = (r: PhaseResult, ms: number) => ms / r.batches;
+    const smallApiCpu = perBatch(smallApiRun!, smallApiRun!.serverCpuMs);
+    const smallPgCpu = perBatch(smallApiRun!, smallApiRun!.postgresCpuMs);
+    const relayCpu = perBatch(smallRelayRun!, smallRelayRun!.serverCpuMs);
+    const largeApiCpu = perBatch(largeApiRun!, largeApiRun!.serverCpuMs);
+    const cpuLine =
+      `API ${smallApiCpu.toFixed(2)} ms + Postgres ${smallPgCpu.toFixed(2)} ms per small batch vs the relay's ${relayCpu.toFixed(2)} ms: ` +
+      `API ${(smallApiCpu / relayCpu).toFixed(2)}x (goal <= 1.25x), API + Postgres ${((smallApiCpu + smallPgCpu) / relayCpu).toFixed(2)}x (goal <= 1.6x); ` +
+      `API ${largeApiCpu.toFixed(1)} ms per ~10 MB batch = ${(largeApiRun!.bytes / largeApiRun!.batches / MB / (largeApiCpu / 1000)).toFixed(0)} MB/s per core (goal <= 40 ms)`;
+    console.log(`CPU: ${cpuLine}`);
     console.log(`API RSS: idle ${(idleRss / MIB).toFixed(0)} MiB, peak under 8 x 16 MiB sends ${(peakRss / MIB).toFixed(0)} MiB (VmHWM ${(hwm / MIB).toFixed(0)} MiB; goal <= 1024 MiB)`);
     const date = new Date().toISOString().slice(0, 16).replace('T', ' ');
     console.log(
       `\nSTATE.md: ${date}Z \`npm run bench:intake\` (${os.cpus().length} cores${args.pin ? ', server side and store pinned to a core each' : ''}, load average ${os.loadavg()[0]!.toFixed(1)}, API as a process on the local stack): small 100-row ~${(averageSmall / 1000).toFixed(0)} KB batches c=50 ` +
         `${smallApi.perSecond.toFixed(0)}/s (p50 ${smallApi.p50.toFixed(0)} ms, p99 ${smallApi.p99.toFixed(0)} ms) vs bare signed PUT ${smallBare.perSecond.toFixed(0)}/s = ${smallRatio.toFixed(2)}x, vs SDK PutObject ${smallSdk.perSecond.toFixed(0)}/s = ${smallSdkRatio.toFixed(2)}x, bare relay ${smallRelay.perSecond.toFixed(0)}/s = ${relayRatio.toFixed(2)}x; ` +
         `large ~10 MB c=4 ${largeApi.mbPerSecond.toFixed(0)} MB/s (p50 ${largeApi.p50.toFixed(0)} ms, p99 ${largeApi.p99.toFixed(0)} ms) vs bare signed PUT ${largeBare.mbPerSecond.toFixed(0)} MB/s = ${largeRatio.toFixed(2)}x, vs SDK PutObject ${largeSdk.mbPerSecond.toFixed(0)} MB/s = ${largeSdkRatio.toFixed(2)}x; ` +
-        `peak API RSS under 8 concurrent 16 MiB sends ${(peakRss / MIB).toFixed(0)} MiB.`,
+        `peak API RSS under 8 concurrent 16 MiB sends ${(peakRss / MIB).toFixed(0)} MiB; CPU: ${cpuLine}.`,
     );
   } finally {
     if (args.pin) unpinStack();

@@ -1,3 +1,4 @@
+import './heap-tuning.ts';
 import { createPool, databaseHost, migrate } from '@tablemere/db';
 import { createS3Client } from '@tablemere/store';
 import { buildApp, buildInternalApp } from './app.ts';

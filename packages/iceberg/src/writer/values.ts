@@ -278,37 +278,40 @@ export function parseDateBytes(b: Uint8Array, start: number, end: number): numbe
   return days === -1e9 ? undefined : days;
 }
 
-/** Where the last `timeAt` stopped; a module-level cursor keeps the hot path allocation-free. */
+/**
+ * Where the last `timeAt` stopped and the fraction it read (in its unit): module-level results
+ * keep the hot path free of allocations.
+ */
 let timeEnd = 0;
+let timeFraction = 0;
 
 /**
- * `HH:MM:SS[.fraction]` at `i`; microseconds (or with `digits` 9, nanoseconds) since midnight,
- * or -1 when invalid. Fraction digits beyond the unit's must be zeros (never rounded).
+ * `HH:MM:SS[.fraction]` at `i`: whole seconds since midnight, the fraction in `timeFraction` in
+ * units of 10^-`digits` s (microseconds or nanoseconds), or -1 when invalid. Fraction digits
+ * beyond the unit's must be zeros (never rounded). Seconds and fraction are kept apart, as
+ * small integers: splitting a day of microseconds (over 2^31) again would take a double modulo.
  */
-function timeAt(b: Uint8Array, i: number, end: number, digits: 6 | 9 = 6): number {
+function timeAt(b: Uint8Array, i: number, end: number, digits: 6 | 9): number {
   const hour = twoDigits(b, i, end);
   const minute = twoDigits(b, i + 3, end);
   const second = twoDigits(b, i + 6, end);
   if (byteAt(b, i + 2, end) !== 58 || byteAt(b, i + 5, end) !== 58) return -1;
   if (hour < 0 || hour > 23 || minute < 0 || minute > 59 || second < 0 || second > 59) return -1;
-  const perSecond = digits === 6 ? 1_000_000 : 1_000_000_000;
-  let micros = ((hour * 60 + minute) * 60 + second) * perSecond;
+  let fraction = 0;
+  let read = 0;
   let at = i + 8;
   if (byteAt(b, at, end) === 46) {
     at++;
-    const first = at;
-    let scale = perSecond / 10;
-    for (; at < end; at++) {
-      const d = digit(b, at, end);
-      if (d < 0) break;
-      if (scale >= 1) micros += d * scale;
+    for (let d = digit(b, at, end); d >= 0; d = digit(b, ++at, end)) {
+      if (read < digits) fraction = fraction * 10 + d;
       else if (d !== 0) return -1;
-      scale /= 10;
+      read++;
     }
-    if (at === first) return -1;
+    if (read === 0) return -1;
   }
   timeEnd = at;
-  return micros;
+  timeFraction = read < digits ? fraction * (POW10[digits - read] as number) : fraction;
+  return (hour * 60 + minute) * 60 + second;
 }
 
 /** time: `HH:MM:SS[.ffffff]`, microseconds since midnight. */
@@ -319,8 +322,8 @@ export function parseTime(value: unknown): number | undefined {
 /** `parseTime` of the text in `b[start, end)`. */
 export function parseTimeBytes(b: Uint8Array, start: number, end: number): number | undefined {
   if (end - start < 8) return undefined;
-  const micros = timeAt(b, start, end);
-  return micros < 0 || timeEnd !== end ? undefined : micros;
+  const seconds = timeAt(b, start, end, 6);
+  return seconds < 0 || timeEnd !== end ? undefined : seconds * 1_000_000 + timeFraction;
 }
 
 /** How a timestamp string's zone designator is treated. */
@@ -345,48 +348,48 @@ export function parseTimestampNs(value: unknown, zone: ZonePolicy): bigint | und
 
 /** `parseTimestampNs` of the text in `b[start, end)`. */
 export function parseTimestampNsBytes(b: Uint8Array, start: number, end: number, zone: ZonePolicy): bigint | undefined {
-  const parsed = dateTimeAt(b, start, end, zone, 9);
-  return parsed === undefined ? undefined : BigInt(parsed.seconds) * 1_000_000_000n + BigInt(parsed.fraction);
+  const seconds = dateTimeAt(b, start, end, zone, 9);
+  return seconds !== seconds ? undefined : BigInt(seconds) * 1_000_000_000n + BigInt(timeFraction);
 }
 
 /** `parseTimestamp` of the text in `b[start, end)`. */
 export function parseTimestampBytes(b: Uint8Array, start: number, end: number, zone: ZonePolicy): number | bigint | undefined {
-  const parsed = dateTimeAt(b, start, end, zone, 6);
-  if (parsed === undefined) return undefined;
-  const { seconds, fraction: micros } = parsed;
+  const seconds = dateTimeAt(b, start, end, zone, 6);
+  if (seconds !== seconds) return undefined;
   // Microseconds stay exact as doubles up to 2^53 (about year 2255); beyond, use bigint.
-  if (Math.abs(seconds) < 9_000_000_000) return seconds * 1_000_000 + micros;
-  return BigInt(seconds) * 1_000_000n + BigInt(micros);
+  if (Math.abs(seconds) < 9_000_000_000) return seconds * 1_000_000 + timeFraction;
+  return BigInt(seconds) * 1_000_000n + BigInt(timeFraction);
 }
 
-/** An RFC 3339 date-time: whole seconds since the epoch (UTC) and the fraction in the unit of `digits`. */
-function dateTimeAt(b: Uint8Array, start: number, end: number, zone: ZonePolicy, digits: 6 | 9): { seconds: number; fraction: number } | undefined {
-  if (end - start < 19) return undefined;
+/**
+ * An RFC 3339 date-time: whole seconds since the epoch (UTC), the fraction in `timeFraction` in
+ * the unit of `digits`; NaN when invalid (a number, not an object, so nothing is allocated).
+ */
+function dateTimeAt(b: Uint8Array, start: number, end: number, zone: ZonePolicy, digits: 6 | 9): number {
+  if (end - start < 19) return NaN;
   const days = dateAt(b, start, end);
   const separator = byteAt(b, start + 10, end);
-  if (days === -1e9 || (separator !== 84 && separator !== 116 && separator !== 32)) return undefined;
+  if (days === -1e9 || (separator !== 84 && separator !== 116 && separator !== 32)) return NaN;
   const sinceMidnight = timeAt(b, start + 11, end, digits);
-  if (sinceMidnight < 0) return undefined;
+  if (sinceMidnight < 0) return NaN;
   let offsetMinutes = 0;
   const at = timeEnd;
   const designator = byteAt(b, at, end);
   if (at === end) {
-    if (zone === 'offset_required') return undefined;
+    if (zone === 'offset_required') return NaN;
   } else if (designator === 90 || designator === 122) {
-    if (at + 1 !== end) return undefined;
+    if (at + 1 !== end) return NaN;
   } else if (designator === 43 || designator === 45) {
     const hours = twoDigits(b, at + 1, end);
     const minutes = twoDigits(b, at + 4, end);
-    if (at + 6 !== end || byteAt(b, at + 3, end) !== 58) return undefined;
-    if (hours < 0 || hours > 23 || minutes < 0 || minutes > 59) return undefined;
+    if (at + 6 !== end || byteAt(b, at + 3, end) !== 58) return NaN;
+    if (hours < 0 || hours > 23 || minutes < 0 || minutes > 59) return NaN;
     offsetMinutes = (designator === 45 ? -1 : 1) * (hours * 60 + minutes);
-    if (zone === 'utc_or_none' && offsetMinutes !== 0) return undefined;
+    if (zone === 'utc_or_none' && offsetMinutes !== 0) return NaN;
   } else {
-    return undefined;
+    return NaN;
   }
-  const perSecond = digits === 6 ? 1_000_000 : 1_000_000_000;
-  const fraction = sinceMidnight % perSecond;
-  return { seconds: days * 86_400 + (sinceMidnight - fraction) / perSecond - offsetMinutes * 60, fraction };
+  return days * 86_400 + sinceMidnight - offsetMinutes * 60;
 }
 
 // ---- uuid and base64 -------------------------------------------------------------------------

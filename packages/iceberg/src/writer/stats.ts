@@ -224,11 +224,14 @@ function byteExtremes(chunks: readonly Data[], width: number | undefined): { min
       if (!isValid(bitmap, at)) continue;
       const start = width === undefined ? (offsets?.[at] as number) : at * width;
       const end = width === undefined ? (offsets?.[at + 1] as number) : start + width;
-      if (minStart < 0 || compareBytes(bytes, start, end, bytes, minStart, minEnd) < 0) {
+      // A value below the least so far cannot be above the greatest: one comparison for most values.
+      if (minStart < 0) {
+        minStart = maxStart = start;
+        minEnd = maxEnd = end;
+      } else if (compareBytes(bytes, start, end, bytes, minStart, minEnd) < 0) {
         minStart = start;
         minEnd = end;
-      }
-      if (maxStart < 0 || compareBytes(bytes, start, end, bytes, maxStart, maxEnd) > 0) {
+      } else if (compareBytes(bytes, start, end, bytes, maxStart, maxEnd) > 0) {
         maxStart = start;
         maxEnd = end;
       }

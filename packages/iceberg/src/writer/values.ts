@@ -225,21 +225,14 @@ function toScratch(text: string): number {
   return text.length;
 }
 
-/** The byte at `i`, or -1 at or past `end`. */
-function byteAt(b: Uint8Array, i: number, end: number): number {
-  return i < end ? (b[i] as number) : -1;
-}
+// The fixed-width parts are read without bounds checks: each parser first checks the text is
+// long enough for them (a read past the end would give NaN, which passes for a digit).
 
-function digit(b: Uint8Array, i: number, end: number): number {
-  const d = byteAt(b, i, end) - 48;
-  return d >= 0 && d <= 9 ? d : -1;
-}
-
-/** Two decimal digits at `i`, or -1. */
-function twoDigits(b: Uint8Array, i: number, end: number): number {
-  const tens = digit(b, i, end);
-  const ones = digit(b, i + 1, end);
-  return tens < 0 || ones < 0 ? -1 : tens * 10 + ones;
+/** Two decimal digits at `i` (both before the end), or -1. */
+function twoDigits(b: Uint8Array, i: number): number {
+  const tens = (b[i] as number) - 48;
+  const ones = (b[i + 1] as number) - 48;
+  return tens >= 0 && tens <= 9 && ones >= 0 && ones <= 9 ? tens * 10 + ones : -1;
 }
 
 /** Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's days_from_civil). */
@@ -252,14 +245,14 @@ function daysFromCivil(year: number, month: number, day: number): number {
   return era * 146097 + doe - 719468;
 }
 
-/** `YYYY-MM-DD` at `i`; days since the epoch or -1e9 when invalid. */
-function dateAt(b: Uint8Array, i: number, end: number): number {
-  const century = twoDigits(b, i, end);
-  const yearOfCentury = twoDigits(b, i + 2, end);
+/** `YYYY-MM-DD` at `i` (10 bytes before the end); days since the epoch or -1e9 when invalid. */
+function dateAt(b: Uint8Array, i: number): number {
+  const century = twoDigits(b, i);
+  const yearOfCentury = twoDigits(b, i + 2);
   const year = century * 100 + yearOfCentury;
-  const month = twoDigits(b, i + 5, end);
-  const day = twoDigits(b, i + 8, end);
-  if (century < 0 || yearOfCentury < 0 || byteAt(b, i + 4, end) !== 45 || byteAt(b, i + 7, end) !== 45) return -1e9;
+  const month = twoDigits(b, i + 5);
+  const day = twoDigits(b, i + 8);
+  if (century < 0 || yearOfCentury < 0 || b[i + 4] !== 45 || b[i + 7] !== 45) return -1e9;
   if (month < 1 || month > 12 || day < 1) return -1e9;
   const leap = month === 2 && year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
   if (day > (DAYS_IN_MONTH[month] as number) + (leap ? 1 : 0)) return -1e9;
@@ -274,7 +267,7 @@ export function parseDate(value: unknown): number | undefined {
 /** `parseDate` of the text in `b[start, end)`. */
 export function parseDateBytes(b: Uint8Array, start: number, end: number): number | undefined {
   if (end - start !== 10) return undefined;
-  const days = dateAt(b, start, end);
+  const days = dateAt(b, start);
   return days === -1e9 ? undefined : days;
 }
 
@@ -286,23 +279,25 @@ let timeEnd = 0;
 let timeFraction = 0;
 
 /**
- * `HH:MM:SS[.fraction]` at `i`: whole seconds since midnight, the fraction in `timeFraction` in
- * units of 10^-`digits` s (microseconds or nanoseconds), or -1 when invalid. Fraction digits
- * beyond the unit's must be zeros (never rounded). Seconds and fraction are kept apart, as
- * small integers: splitting a day of microseconds (over 2^31) again would take a double modulo.
+ * `HH:MM:SS[.fraction]` at `i` (8 bytes or more before `end`): whole seconds since midnight,
+ * the fraction in `timeFraction` in units of 10^-`digits` s (microseconds or nanoseconds), or
+ * -1 when invalid. Fraction digits beyond the unit's must be zeros (never rounded). Seconds and
+ * fraction are kept apart, as small integers: splitting a day of microseconds (over 2^31)
+ * again would take a double modulo.
  */
 function timeAt(b: Uint8Array, i: number, end: number, digits: 6 | 9): number {
-  const hour = twoDigits(b, i, end);
-  const minute = twoDigits(b, i + 3, end);
-  const second = twoDigits(b, i + 6, end);
-  if (byteAt(b, i + 2, end) !== 58 || byteAt(b, i + 5, end) !== 58) return -1;
+  const hour = twoDigits(b, i);
+  const minute = twoDigits(b, i + 3);
+  const second = twoDigits(b, i + 6);
+  if (b[i + 2] !== 58 || b[i + 5] !== 58) return -1;
   if (hour < 0 || hour > 23 || minute < 0 || minute > 59 || second < 0 || second > 59) return -1;
   let fraction = 0;
   let read = 0;
   let at = i + 8;
-  if (byteAt(b, at, end) === 46) {
-    at++;
-    for (let d = digit(b, at, end); d >= 0; d = digit(b, ++at, end)) {
+  if (at < end && b[at] === 46) {
+    for (at++; at < end; at++) {
+      const d = (b[at] as number) - 48;
+      if (d < 0 || d > 9) break;
       if (read < digits) fraction = fraction * 10 + d;
       else if (d !== 0) return -1;
       read++;
@@ -367,22 +362,22 @@ export function parseTimestampBytes(b: Uint8Array, start: number, end: number, z
  */
 function dateTimeAt(b: Uint8Array, start: number, end: number, zone: ZonePolicy, digits: 6 | 9): number {
   if (end - start < 19) return NaN;
-  const days = dateAt(b, start, end);
-  const separator = byteAt(b, start + 10, end);
+  const days = dateAt(b, start);
+  const separator = b[start + 10];
   if (days === -1e9 || (separator !== 84 && separator !== 116 && separator !== 32)) return NaN;
   const sinceMidnight = timeAt(b, start + 11, end, digits);
   if (sinceMidnight < 0) return NaN;
   let offsetMinutes = 0;
   const at = timeEnd;
-  const designator = byteAt(b, at, end);
+  const designator = at < end ? b[at] : -1;
   if (at === end) {
     if (zone === 'offset_required') return NaN;
   } else if (designator === 90 || designator === 122) {
     if (at + 1 !== end) return NaN;
   } else if (designator === 43 || designator === 45) {
-    const hours = twoDigits(b, at + 1, end);
-    const minutes = twoDigits(b, at + 4, end);
-    if (at + 6 !== end || byteAt(b, at + 3, end) !== 58) return NaN;
+    if (at + 6 !== end || b[at + 3] !== 58) return NaN;
+    const hours = twoDigits(b, at + 1);
+    const minutes = twoDigits(b, at + 4);
     if (hours < 0 || hours > 23 || minutes < 0 || minutes > 59) return NaN;
     offsetMinutes = (designator === 45 ? -1 : 1) * (hours * 60 + minutes);
     if (zone === 'utc_or_none' && offsetMinutes !== 0) return NaN;

@@ -207,35 +207,30 @@ interface ByteRange {
   end: number;
 }
 
-/** Smallest and largest of variable- or fixed-width byte values, compared as unsigned bytes. */
+/** Values per call of `blockExtremes`. */
+const BLOCK = 4096;
+
+/**
+ * Smallest and largest of variable- or fixed-width byte values, compared as unsigned bytes. The
+ * values are taken a block per call: a loop run once per file over all of them would run
+ * unoptimised until V8 replaces it in flight, and back again whenever a rare branch is first
+ * taken; a function called many times is optimised whole, early in the first file.
+ */
 function byteExtremes(chunks: readonly Data[], width: number | undefined): { min: Buffer; max: Buffer } | undefined {
   let min: ByteRange | undefined;
   let max: ByteRange | undefined;
+  // The extremes of the chunk at hand as [minStart, minEnd, maxStart, maxEnd]; -1 for none yet.
+  const found = new Int32Array(4);
   for (const data of chunks) {
     const bytes = data.values as Uint8Array;
-    const offsets = data.valueOffsets as Int32Array | undefined;
+    // Fixed-width values get offsets too: the block loop then has one shape for both.
+    const offsets = width === undefined ? (data.valueOffsets as Int32Array) : null;
     const bitmap = validity(data);
-    // The extremes of this chunk as positions, turned into ranges once per chunk.
-    let minStart = -1;
-    let minEnd = -1;
-    let maxStart = -1;
-    let maxEnd = -1;
-    for (let at = data.offset; at < data.offset + data.length; at++) {
-      if (!isValid(bitmap, at)) continue;
-      const start = width === undefined ? (offsets?.[at] as number) : at * width;
-      const end = width === undefined ? (offsets?.[at + 1] as number) : start + width;
-      // A value below the least so far cannot be above the greatest: one comparison for most values.
-      if (minStart < 0) {
-        minStart = maxStart = start;
-        minEnd = maxEnd = end;
-      } else if (compareBytes(bytes, start, end, bytes, minStart, minEnd) < 0) {
-        minStart = start;
-        minEnd = end;
-      } else if (compareBytes(bytes, start, end, bytes, maxStart, maxEnd) > 0) {
-        maxStart = start;
-        maxEnd = end;
-      }
+    found.fill(-1);
+    for (let from = data.offset; from < data.offset + data.length; from += BLOCK) {
+      blockExtremes(bytes, offsets, width ?? 0, bitmap, from, Math.min(from + BLOCK, data.offset + data.length), found);
     }
+    const [minStart, minEnd, maxStart, maxEnd] = found as unknown as [number, number, number, number];
     if (minStart < 0) continue;
     if (min === undefined || compareBytes(bytes, minStart, minEnd, min.bytes, min.start, min.end) < 0) min = { bytes, start: minStart, end: minEnd };
     if (max === undefined || compareBytes(bytes, maxStart, maxEnd, max.bytes, max.start, max.end) > 0) max = { bytes, start: maxStart, end: maxEnd };
@@ -243,6 +238,42 @@ function byteExtremes(chunks: readonly Data[], width: number | undefined): { min
   if (min === undefined || max === undefined) return undefined;
   const copy = (range: ByteRange) => Buffer.from(range.bytes.subarray(range.start, range.end));
   return { min: copy(min), max: copy(max) };
+}
+
+/** Updates `found` (see `byteExtremes`) with the valid values of slots [from, to). */
+function blockExtremes(
+  bytes: Uint8Array,
+  offsets: Int32Array | null,
+  width: number,
+  bitmap: Uint8Array | null,
+  from: number,
+  to: number,
+  found: Int32Array,
+): void {
+  let minStart = found[0] as number;
+  let minEnd = found[1] as number;
+  let maxStart = found[2] as number;
+  let maxEnd = found[3] as number;
+  for (let at = from; at < to; at++) {
+    if (!isValid(bitmap, at)) continue;
+    const start = offsets === null ? at * width : (offsets[at] as number);
+    const end = offsets === null ? start + width : (offsets[at + 1] as number);
+    // A value below the least so far cannot be above the greatest: one comparison for most values.
+    if (minStart < 0) {
+      minStart = maxStart = start;
+      minEnd = maxEnd = end;
+    } else if (compareBytes(bytes, start, end, bytes, minStart, minEnd) < 0) {
+      minStart = start;
+      minEnd = end;
+    } else if (compareBytes(bytes, start, end, bytes, maxStart, maxEnd) > 0) {
+      maxStart = start;
+      maxEnd = end;
+    }
+  }
+  found[0] = minStart;
+  found[1] = minEnd;
+  found[2] = maxStart;
+  found[3] = maxEnd;
 }
 
 /** uuid: 16 bytes, big-endian, compared unsigned. */

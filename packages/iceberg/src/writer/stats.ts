@@ -48,7 +48,8 @@ export const int32Stats: StatsFunction = (chunks) => {
     const end = data.offset + data.length;
     for (let from = data.offset; from < end; from += BLOCK) int32Block(values, bitmap, from, Math.min(from + BLOCK, end), found);
   }
-  const [min, max] = found as unknown as [number, number];
+  const min = found[0] as number;
+  const max = found[1] as number;
   if (min > max) return {};
   return {
     lower: littleEndian(4, (view) => view.setInt32(0, min, true)),
@@ -81,7 +82,10 @@ export const int64Stats: StatsFunction = (chunks) => {
     const end = data.offset + data.length;
     for (let from = data.offset; from < end; from += BLOCK) int64Block(words, bitmap, from, Math.min(from + BLOCK, end), found);
   }
-  const [minHi, minLo, maxHi, maxLo] = found as unknown as [number, number, number, number];
+  const minHi = found[0] as number;
+  const minLo = found[1] as number;
+  const maxHi = found[2] as number;
+  const maxLo = found[3] as number;
   if (minHi === Infinity) return {};
   return { lower: int64Bytes(minHi, minLo), upper: int64Bytes(maxHi, maxLo) };
 };
@@ -128,7 +132,10 @@ function floatStats(size: 4 | 8): StatsFunction {
       const end = data.offset + data.length;
       for (let from = data.offset; from < end; from += BLOCK) floatBlock(values, bitmap, from, Math.min(from + BLOCK, end), found);
     }
-    const [min, max, nanCount, numbers] = found as unknown as [number, number, number, number];
+    const min = found[0] as number;
+    const max = found[1] as number;
+    const nanCount = found[2] as number;
+    const numbers = found[3] as number;
     if (numbers === 0) return { nanCount };
     // -0 and +0 compare equal here; a lower bound of -0 and an upper of +0 hold either way.
     const lower = min === 0 ? -0 : min;
@@ -264,7 +271,10 @@ function byteExtremes(chunks: readonly Data[], width: number | undefined): { min
     for (let from = data.offset; from < data.offset + data.length; from += BLOCK) {
       blockExtremes(bytes, offsets, width ?? 0, bitmap, from, Math.min(from + BLOCK, data.offset + data.length), found);
     }
-    const [minStart, minEnd, maxStart, maxEnd] = found as unknown as [number, number, number, number];
+    const minStart = found[0] as number;
+    const minEnd = found[1] as number;
+    const maxStart = found[2] as number;
+    const maxEnd = found[3] as number;
     if (minStart < 0) continue;
     if (min === undefined || compareBytes(bytes, minStart, minEnd, min.bytes, min.start, min.end) < 0) min = { bytes, start: minStart, end: minEnd };
     if (max === undefined || compareBytes(bytes, maxStart, maxEnd, max.bytes, max.start, max.end) > 0) max = { bytes, start: maxStart, end: maxEnd };

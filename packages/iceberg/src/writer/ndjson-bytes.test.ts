@@ -1,6 +1,6 @@
 import { tableToIPC } from 'apache-arrow';
 import { describe, expect, it } from 'vitest';
-import type { Schema } from '../spec/schema.ts';
+import { type Schema, schemaFromJson } from '../spec/schema.ts';
 import { LINES, SCHEMA, viaAppendJson } from './fixtures/ndjson-corpus.ts';
 import { compileRowConverter } from './row-converter.ts';
 
@@ -60,13 +60,25 @@ describe('appendNdjson', () => {
   it('takes no row of a chunk with a line that is not JSON, and says which line', () => {
     const converter = compileRowConverter(SCHEMA);
     expect(converter.appendNdjson(Buffer.from('{"id":1}\n'))).toEqual({ ok: true, rows: 1, lines: 1, rejects: [] });
-    for (const bad of ['{"id":2', '{"id":2,}', '{"id":02}', '{"id":2} x', '{"id":2,"name":"a\tb"}', '{"id":2.}', '{"id":-}', 'nul']) {
+    // The last ones are rows cut over two lines: each line is read on its own.
+    const cut = ['{"id":2,\n"name":"a"}', '{"id":2,"name":"a\n"}', '{"id":2,"tags":[\n"a"]}', '{"id":2,"tags":["\n"]}', '{"id":2\n}'];
+    for (const bad of ['{"id":2', '{"id":2,}', '{"id":02}', '{"id":2} x', '{"id":2,"name":"a\tb"}', '{"id":2.}', '{"id":-}', 'nul', ...cut]) {
       const result = converter.appendNdjson(Buffer.from(`{"id":3}\n\n${bad}\n{"id":4}\n`));
       expect(result).toMatchObject({ ok: false, error: { kind: 'not_json', line: 2 } });
       expect(converter.rowCount).toBe(1);
     }
+    // At the chunk's end too, where no next line stops a reader that reads on.
+    for (const bad of cut) expect(converter.appendNdjson(Buffer.from(`{"id":3}\n${bad}`))).toMatchObject({ ok: false, error: { kind: 'not_json', line: 1 } });
     expect(converter.appendNdjson(Buffer.from('{"id":5}'))).toEqual({ ok: true, rows: 1, lines: 1, rejects: [] });
     expect(converter.finish().getChild('id')?.toArray()).toEqual(new BigInt64Array([1n, 5n]));
+  });
+
+  it('matches a field name that needs escapes only as JSON spells it', () => {
+    const schema = schemaFromJson({ type: 'struct', fields: [{ id: 1, name: 'a"b', required: false, type: 'long' }] });
+    const converter = compileRowConverter(schema);
+    expect(converter.appendNdjson(Buffer.from('{"a"b":1}\n'))).toMatchObject({ ok: false, error: { kind: 'not_json', line: 0 } });
+    expect(converter.appendNdjson(Buffer.from('{"a\\"b":2}\n'))).toEqual({ ok: true, rows: 1, lines: 1, rejects: [] });
+    expect(converter.finish().getChildAt(0)?.toArray()).toEqual(new BigInt64Array([2n]));
   });
 
   it('takes no row of a chunk that is not UTF-8, and says which line', () => {

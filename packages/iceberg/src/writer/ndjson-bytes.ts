@@ -14,8 +14,11 @@ import type { TextColumn, VarBytesColumn } from './columns.ts';
 /** A top-level field as the reader sees it. */
 export interface ByteField {
   readonly slot: StructSlot;
-  /** The field name in UTF-8. */
-  readonly key: Uint8Array;
+  /**
+   * The field name in UTF-8; null for a name JSON can only spell with escapes (a quote, a
+   * backslash or a control character), whose rows take the general path.
+   */
+  readonly key: Uint8Array | null;
   /** The column of a string field, fed the value's bytes as they are; null for other types. */
   readonly strings: VarBytesColumn | null;
   /** The column of a date, time or timestamp field, which parses its text from bytes; null for other types. */
@@ -43,12 +46,18 @@ const ZERO = 0x30;
 /** 1 for the bytes a JSON string holds as they are: not a quote, a backslash or a control character. */
 const PLAIN = Uint8Array.from({ length: 256 }, (_, c) => (c >= 0x20 && c !== QUOTE && c !== BACKSLASH ? 1 : 0));
 
+const NEWLINE = 0x0a;
+
 /** A double holds every integer of up to 15 digits; 10^22 is the largest exact power of ten. */
 const MAX_DIGITS = 15;
 const POW10: readonly number[] = Array.from({ length: 23 }, (_, i) => 10 ** i);
 
+/**
+ * JSON whitespace within a line: a newline ends the row instead, so that no scan of a row
+ * reaches past its line (the reader finds the line end as it goes, with no pass of its own).
+ */
 function isSpace(code: number | undefined): boolean {
-  return code === 0x20 || code === 0x09 || code === 0x0d || code === 0x0a;
+  return code === 0x20 || code === 0x09 || code === 0x0d;
 }
 
 function skipSpace(b: Uint8Array, i: number, end: number): number {
@@ -69,6 +78,12 @@ function spells(b: Uint8Array, i: number, end: number, word: string): boolean {
   return true;
 }
 
+/** The UTF-8 of a field name as JSON spells it without escapes; null when it needs escapes. */
+export function plainKey(name: string): Uint8Array | null {
+  const key = Buffer.from(name, 'utf8');
+  return key.every((c) => PLAIN[c] === 1) ? key : null;
+}
+
 export class ByteRowReader {
   /** The double of the last number read (`readNumber`), kept out of the return value to stay allocation-free. */
   private number = 0;
@@ -79,14 +94,15 @@ export class ByteRowReader {
   ) {}
 
   /**
-   * Converts the row in `b[start, end)` (one line, no newline). True when it was taken; false
-   * when it needs the general path, and then nothing of it was kept.
+   * Converts the row of the line starting at `b[start]` (the chunk ends at `end`). The line's
+   * end (its newline, or `end`) when it was taken; -1 when it needs the general path, and then
+   * nothing of it was kept.
    */
-  read(b: Buffer, start: number, end: number): boolean {
+  read(b: Buffer, start: number, end: number): number {
     const root = this.root;
     const rows = root.length;
     let i = skipSpace(b, start, end);
-    if (b[i] !== OPEN_OBJECT) return false;
+    if (b[i] !== OPEN_OBJECT) return -1;
     const pass = root.beginRow();
     let seen = 0;
     let next = 0;
@@ -100,7 +116,7 @@ export class ByteRowReader {
         if (f < 0) return this.undo(rows);
         const field = this.fields[f] as ByteField;
         if (field.slot.injected || field.slot.seen === pass) return this.undo(rows);
-        i = skipSpace(b, i + field.key.length + 2, end);
+        i = skipSpace(b, i + (field.key as Uint8Array).length + 2, end);
         if (b[i] !== COLON) return this.undo(rows);
         i = this.value(field, b, skipSpace(b, i + 1, end), end);
         if (i < 0) return this.undo(rows);
@@ -117,13 +133,14 @@ export class ByteRowReader {
         break;
       }
     }
-    if (skipSpace(b, i, end) !== end || root.endRow(pass, seen) !== null) return this.undo(rows);
-    return true;
+    i = skipSpace(b, i, end);
+    if ((i !== end && b[i] !== NEWLINE) || root.endRow(pass, seen) !== null) return this.undo(rows);
+    return i;
   }
 
-  private undo(rows: number): false {
+  private undo(rows: number): -1 {
     this.root.truncate(rows);
-    return false;
+    return -1;
   }
 
   /**
@@ -135,6 +152,7 @@ export class ByteRowReader {
     for (let t = 0; t < count; t++) {
       const f = hint + t < count ? hint + t : hint + t - count;
       const key = (this.fields[f] as ByteField).key;
+      if (key === null) continue;
       const length = key.length;
       if (start + length >= end || b[start + length] !== QUOTE) continue;
       let k = 0;
@@ -164,7 +182,8 @@ export class ByteRowReader {
       return after < 0 || column.append(this.number) !== null ? -1 : after;
     }
     if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
-      const after = nestedEnd(b, i, end);
+      const newline = b.indexOf(NEWLINE, i);
+      const after = nestedEnd(b, i, newline < 0 ? end : newline);
       if (after < 0) return -1;
       let parsed: unknown;
       try {

@@ -6,7 +6,7 @@ import { type IcebergType, containsUnsupported, describeType } from '../spec/typ
 import { type Column, type Failure, isTextColumn, type RejectReason, VarBytesColumn } from './columns.ts';
 import { isJsonObject, ListColumn, MapColumn, StructColumn, type StructSlot, UnsupportedColumn, structSlot } from './nested-columns.ts';
 import { longLiterals, parseJsonLossless } from './json-row.ts';
-import { type ByteField, ByteRowReader } from './ndjson-bytes.ts';
+import { type ByteField, ByteRowReader, plainKey } from './ndjson-bytes.ts';
 import { PARQUET_FIELD_ID, ruleFor } from './type-table.ts';
 import { checkingRounded, POSSIBLY_ROUNDED } from './values.ts';
 
@@ -118,7 +118,7 @@ export function compileRowConverter(schema: Schema, options: RowConverterOptions
     const slot = slots[i] as StructSlot;
     return {
       slot,
-      key: Buffer.from(field.name, 'utf8'),
+      key: plainKey(field.name),
       strings: field.type.kind === 'string' && slot.column instanceof VarBytesColumn ? slot.column : null,
       text: isTextColumn(slot.column) ? slot.column : null,
       exact: holdsExactNumbers(field.type),
@@ -198,19 +198,23 @@ class Converter implements RowConverter {
     const rejects: NdjsonReject[] = [];
     let line = 0;
     for (let start = 0; start < b.length; line++) {
-      const newline = b.indexOf(NEWLINE, start);
-      const end = newline < 0 ? b.length : newline;
-      if (!this.reader.read(b, start, end) && !isBlank(b, start, end)) {
-        const text = b.toString('utf8', start, end);
-        let reject: RowReject | null;
-        try {
-          reject = this.appendJson(text);
-        } catch (error) {
-          if (!(error instanceof SyntaxError)) throw error;
-          this.root.truncate(before);
-          return { ok: false, error: ndjsonChunkError('not_json', line, error.message) };
+      // The reader finds the end of a line it takes; only the others are looked for.
+      let end = this.reader.read(b, start, b.length);
+      if (end < 0) {
+        const newline = b.indexOf(NEWLINE, start);
+        end = newline < 0 ? b.length : newline;
+        if (!isBlank(b, start, end)) {
+          const text = b.toString('utf8', start, end);
+          let reject: RowReject | null;
+          try {
+            reject = this.appendJson(text);
+          } catch (error) {
+            if (!(error instanceof SyntaxError)) throw error;
+            this.root.truncate(before);
+            return { ok: false, error: ndjsonChunkError('not_json', line, error.message) };
+          }
+          if (reject !== null) rejects.push({ line, text, reject });
         }
-        if (reject !== null) rejects.push({ line, text, reject });
       }
       start = end + 1;
       if (line === SIZING_LINES) this.reserveFor(b.length - start, start, this.root.length - before);

@@ -25,6 +25,14 @@ function isValid(bitmap: Uint8Array | null, at: number): boolean {
   return bitmap === null || (((bitmap[at >> 3] as number) >> (at & 7)) & 1) === 1;
 }
 
+/**
+ * Values per call of a block function. Each column's values are taken a block per call: a loop
+ * run once per file over all of them would run unoptimised until V8 replaces it in flight (and
+ * back again whenever a rare branch is first taken), while a function called many times is
+ * optimised whole, early in a process's first file. Running totals travel in a small array.
+ */
+const BLOCK = 4096;
+
 function littleEndian(size: 4 | 8, write: (view: DataView) => void): Uint8Array {
   const bytes = new Uint8Array(size);
   write(new DataView(bytes.buffer));
@@ -33,18 +41,15 @@ function littleEndian(size: 4 | 8, write: (view: DataView) => void): Uint8Array 
 
 /** int and date: 4-byte little-endian. */
 export const int32Stats: StatsFunction = (chunks) => {
-  let min = Infinity;
-  let max = -Infinity;
+  const found = Float64Array.of(Infinity, -Infinity);
   for (const data of chunks) {
     const values = data.values as Int32Array;
     const bitmap = validity(data);
-    for (let at = data.offset; at < data.offset + data.length; at++) {
-      if (!isValid(bitmap, at)) continue;
-      const v = values[at] as number;
-      if (v < min) min = v;
-      if (v > max) max = v;
-    }
+    const end = data.offset + data.length;
+    for (let from = data.offset; from < end; from += BLOCK) int32Block(values, bitmap, from, Math.min(from + BLOCK, end), found);
   }
+  const min = found[0] as number;
+  const max = found[1] as number;
   if (min > max) return {};
   return {
     lower: littleEndian(4, (view) => view.setInt32(0, min, true)),
@@ -52,34 +57,63 @@ export const int32Stats: StatsFunction = (chunks) => {
   };
 };
 
+/** [min, max] of the valid values of slots [from, to). */
+function int32Block(values: Int32Array, bitmap: Uint8Array | null, from: number, to: number, found: Float64Array): void {
+  let min = found[0] as number;
+  let max = found[1] as number;
+  for (let at = from; at < to; at++) {
+    if (!isValid(bitmap, at)) continue;
+    const v = values[at] as number;
+    if (v < min) min = v;
+    if (v > max) max = v;
+  }
+  found[0] = min;
+  found[1] = max;
+}
+
 /** long, time, timestamp, timestamptz: 8-byte little-endian. */
 export const int64Stats: StatsFunction = (chunks) => {
   // Compared as (signed high word, unsigned low word) to avoid a bigint per value.
-  let minHi = Infinity;
-  let minLo = 0;
-  let maxHi = -Infinity;
-  let maxLo = 0;
+  const found = Float64Array.of(Infinity, 0, -Infinity, 0);
   for (const data of chunks) {
     const values = data.values as BigInt64Array;
     const words = new Uint32Array(values.buffer, values.byteOffset, values.length * 2);
     const bitmap = validity(data);
-    for (let at = data.offset; at < data.offset + data.length; at++) {
-      if (!isValid(bitmap, at)) continue;
-      const hi = (words[2 * at + 1] as number) | 0;
-      const lo = words[2 * at] as number;
-      if (hi < minHi || (hi === minHi && lo < minLo)) {
-        minHi = hi;
-        minLo = lo;
-      }
-      if (hi > maxHi || (hi === maxHi && lo > maxLo)) {
-        maxHi = hi;
-        maxLo = lo;
-      }
-    }
+    const end = data.offset + data.length;
+    for (let from = data.offset; from < end; from += BLOCK) int64Block(words, bitmap, from, Math.min(from + BLOCK, end), found);
   }
+  const minHi = found[0] as number;
+  const minLo = found[1] as number;
+  const maxHi = found[2] as number;
+  const maxLo = found[3] as number;
   if (minHi === Infinity) return {};
   return { lower: int64Bytes(minHi, minLo), upper: int64Bytes(maxHi, maxLo) };
 };
+
+/** [minHi, minLo, maxHi, maxLo] of the valid values of slots [from, to), as 32-bit words. */
+function int64Block(words: Uint32Array, bitmap: Uint8Array | null, from: number, to: number, found: Float64Array): void {
+  let minHi = found[0] as number;
+  let minLo = found[1] as number;
+  let maxHi = found[2] as number;
+  let maxLo = found[3] as number;
+  for (let at = from; at < to; at++) {
+    if (!isValid(bitmap, at)) continue;
+    const hi = (words[2 * at + 1] as number) | 0;
+    const lo = words[2 * at] as number;
+    if (hi < minHi || (hi === minHi && lo < minLo)) {
+      minHi = hi;
+      minLo = lo;
+    }
+    if (hi > maxHi || (hi === maxHi && lo > maxLo)) {
+      maxHi = hi;
+      maxLo = lo;
+    }
+  }
+  found[0] = minHi;
+  found[1] = minLo;
+  found[2] = maxHi;
+  found[3] = maxLo;
+}
 
 function int64Bytes(hi: number, lo: number): Uint8Array {
   return littleEndian(8, (view) => {
@@ -91,26 +125,18 @@ function int64Bytes(hi: number, lo: number): Uint8Array {
 /** float and double: little-endian IEEE 754; NaN never a bound, counted instead; ±0 widened. */
 function floatStats(size: 4 | 8): StatsFunction {
   return (chunks) => {
-    let min = Infinity;
-    let max = -Infinity;
-    let nanCount = 0;
-    let any = false;
+    const found = Float64Array.of(Infinity, -Infinity, 0, 0);
     for (const data of chunks) {
       const values = data.values as Float32Array | Float64Array;
       const bitmap = validity(data);
-      for (let at = data.offset; at < data.offset + data.length; at++) {
-        if (!isValid(bitmap, at)) continue;
-        const v = values[at] as number;
-        if (v !== v) {
-          nanCount++;
-          continue;
-        }
-        any = true;
-        if (v < min) min = v;
-        if (v > max) max = v;
-      }
+      const end = data.offset + data.length;
+      for (let from = data.offset; from < end; from += BLOCK) floatBlock(values, bitmap, from, Math.min(from + BLOCK, end), found);
     }
-    if (!any) return { nanCount };
+    const min = found[0] as number;
+    const max = found[1] as number;
+    const nanCount = found[2] as number;
+    const numbers = found[3] as number;
+    if (numbers === 0) return { nanCount };
     // -0 and +0 compare equal here; a lower bound of -0 and an upper of +0 hold either way.
     const lower = min === 0 ? -0 : min;
     const upper = max === 0 ? 0 : max;
@@ -118,6 +144,29 @@ function floatStats(size: 4 | 8): StatsFunction {
       littleEndian(size, (view) => (size === 4 ? view.setFloat32(0, value, true) : view.setFloat64(0, value, true)));
     return { lower: write(lower), upper: write(upper), nanCount };
   };
+}
+
+/** [min, max, NaN count, count of the others] of the valid values of slots [from, to). */
+function floatBlock(values: Float32Array | Float64Array, bitmap: Uint8Array | null, from: number, to: number, found: Float64Array): void {
+  let min = found[0] as number;
+  let max = found[1] as number;
+  let nans = 0;
+  let numbers = 0;
+  for (let at = from; at < to; at++) {
+    if (!isValid(bitmap, at)) continue;
+    const v = values[at] as number;
+    if (v !== v) {
+      nans++;
+      continue;
+    }
+    numbers++;
+    if (v < min) min = v;
+    if (v > max) max = v;
+  }
+  found[0] = min;
+  found[1] = max;
+  found[2] = (found[2] as number) + nans;
+  found[3] = (found[3] as number) + numbers;
 }
 
 export const float32Stats = floatStats(4);
@@ -207,32 +256,25 @@ interface ByteRange {
   end: number;
 }
 
-/** Smallest and largest of variable- or fixed-width byte values, compared as unsigned bytes. */
+/** Smallest and largest of variable- or fixed-width byte values, compared as unsigned bytes (a block per call, see `BLOCK`). */
 function byteExtremes(chunks: readonly Data[], width: number | undefined): { min: Buffer; max: Buffer } | undefined {
   let min: ByteRange | undefined;
   let max: ByteRange | undefined;
+  // The extremes of the chunk at hand as [minStart, minEnd, maxStart, maxEnd]; -1 for none yet.
+  const found = new Int32Array(4);
   for (const data of chunks) {
     const bytes = data.values as Uint8Array;
-    const offsets = data.valueOffsets as Int32Array | undefined;
+    // Fixed-width values get offsets too: the block loop then has one shape for both.
+    const offsets = width === undefined ? (data.valueOffsets as Int32Array) : null;
     const bitmap = validity(data);
-    // The extremes of this chunk as positions, turned into ranges once per chunk.
-    let minStart = -1;
-    let minEnd = -1;
-    let maxStart = -1;
-    let maxEnd = -1;
-    for (let at = data.offset; at < data.offset + data.length; at++) {
-      if (!isValid(bitmap, at)) continue;
-      const start = width === undefined ? (offsets?.[at] as number) : at * width;
-      const end = width === undefined ? (offsets?.[at + 1] as number) : start + width;
-      if (minStart < 0 || compareBytes(bytes, start, end, bytes, minStart, minEnd) < 0) {
-        minStart = start;
-        minEnd = end;
-      }
-      if (maxStart < 0 || compareBytes(bytes, start, end, bytes, maxStart, maxEnd) > 0) {
-        maxStart = start;
-        maxEnd = end;
-      }
+    found.fill(-1);
+    for (let from = data.offset; from < data.offset + data.length; from += BLOCK) {
+      blockExtremes(bytes, offsets, width ?? 0, bitmap, from, Math.min(from + BLOCK, data.offset + data.length), found);
     }
+    const minStart = found[0] as number;
+    const minEnd = found[1] as number;
+    const maxStart = found[2] as number;
+    const maxEnd = found[3] as number;
     if (minStart < 0) continue;
     if (min === undefined || compareBytes(bytes, minStart, minEnd, min.bytes, min.start, min.end) < 0) min = { bytes, start: minStart, end: minEnd };
     if (max === undefined || compareBytes(bytes, maxStart, maxEnd, max.bytes, max.start, max.end) > 0) max = { bytes, start: maxStart, end: maxEnd };
@@ -240,6 +282,42 @@ function byteExtremes(chunks: readonly Data[], width: number | undefined): { min
   if (min === undefined || max === undefined) return undefined;
   const copy = (range: ByteRange) => Buffer.from(range.bytes.subarray(range.start, range.end));
   return { min: copy(min), max: copy(max) };
+}
+
+/** Updates `found` (see `byteExtremes`) with the valid values of slots [from, to). */
+function blockExtremes(
+  bytes: Uint8Array,
+  offsets: Int32Array | null,
+  width: number,
+  bitmap: Uint8Array | null,
+  from: number,
+  to: number,
+  found: Int32Array,
+): void {
+  let minStart = found[0] as number;
+  let minEnd = found[1] as number;
+  let maxStart = found[2] as number;
+  let maxEnd = found[3] as number;
+  for (let at = from; at < to; at++) {
+    if (!isValid(bitmap, at)) continue;
+    const start = offsets === null ? at * width : (offsets[at] as number);
+    const end = offsets === null ? start + width : (offsets[at + 1] as number);
+    // A value below the least so far cannot be above the greatest: one comparison for most values.
+    if (minStart < 0) {
+      minStart = maxStart = start;
+      minEnd = maxEnd = end;
+    } else if (compareBytes(bytes, start, end, bytes, minStart, minEnd) < 0) {
+      minStart = start;
+      minEnd = end;
+    } else if (compareBytes(bytes, start, end, bytes, maxStart, maxEnd) > 0) {
+      maxStart = start;
+      maxEnd = end;
+    }
+  }
+  found[0] = minStart;
+  found[1] = minEnd;
+  found[2] = maxStart;
+  found[3] = maxEnd;
 }
 
 /** uuid: 16 bytes, big-endian, compared unsigned. */

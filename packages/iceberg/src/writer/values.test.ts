@@ -153,6 +153,10 @@ describe('dates and times', () => {
       '2024-05-01X10:00:00Z',
       '2024-05-01T10:00:00ZZ',
       '2024-02-30T10:00:00Z',
+      // One byte short of each fixed-width part, which is read without bounds checks.
+      '2024-05-01T10:00:0',
+      '2024-05-01T10:00:00.Z',
+      '2024-05-01T10:00:00+01:0',
       1714557600,
     ]) {
       expect(parseTimestamp(value, 'offset_required')).toBeUndefined();

@@ -225,21 +225,14 @@ function toScratch(text: string): number {
   return text.length;
 }
 
-/** The byte at `i`, or -1 at or past `end`. */
-function byteAt(b: Uint8Array, i: number, end: number): number {
-  return i < end ? (b[i] as number) : -1;
-}
+// The fixed-width parts are read without bounds checks: each parser first checks the text is
+// long enough for them (a read past the end would give NaN, which passes for a digit).
 
-function digit(b: Uint8Array, i: number, end: number): number {
-  const d = byteAt(b, i, end) - 48;
-  return d >= 0 && d <= 9 ? d : -1;
-}
-
-/** Two decimal digits at `i`, or -1. */
-function twoDigits(b: Uint8Array, i: number, end: number): number {
-  const tens = digit(b, i, end);
-  const ones = digit(b, i + 1, end);
-  return tens < 0 || ones < 0 ? -1 : tens * 10 + ones;
+/** Two decimal digits at `i` (both before the end), or -1. */
+function twoDigits(b: Uint8Array, i: number): number {
+  const tens = (b[i] as number) - 48;
+  const ones = (b[i + 1] as number) - 48;
+  return tens >= 0 && tens <= 9 && ones >= 0 && ones <= 9 ? tens * 10 + ones : -1;
 }
 
 /** Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's days_from_civil). */
@@ -252,14 +245,14 @@ function daysFromCivil(year: number, month: number, day: number): number {
   return era * 146097 + doe - 719468;
 }
 
-/** `YYYY-MM-DD` at `i`; days since the epoch or -1e9 when invalid. */
-function dateAt(b: Uint8Array, i: number, end: number): number {
-  const century = twoDigits(b, i, end);
-  const yearOfCentury = twoDigits(b, i + 2, end);
+/** `YYYY-MM-DD` at `i` (10 bytes before the end); days since the epoch or -1e9 when invalid. */
+function dateAt(b: Uint8Array, i: number): number {
+  const century = twoDigits(b, i);
+  const yearOfCentury = twoDigits(b, i + 2);
   const year = century * 100 + yearOfCentury;
-  const month = twoDigits(b, i + 5, end);
-  const day = twoDigits(b, i + 8, end);
-  if (century < 0 || yearOfCentury < 0 || byteAt(b, i + 4, end) !== 45 || byteAt(b, i + 7, end) !== 45) return -1e9;
+  const month = twoDigits(b, i + 5);
+  const day = twoDigits(b, i + 8);
+  if (century < 0 || yearOfCentury < 0 || b[i + 4] !== 45 || b[i + 7] !== 45) return -1e9;
   if (month < 1 || month > 12 || day < 1) return -1e9;
   const leap = month === 2 && year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
   if (day > (DAYS_IN_MONTH[month] as number) + (leap ? 1 : 0)) return -1e9;
@@ -274,41 +267,46 @@ export function parseDate(value: unknown): number | undefined {
 /** `parseDate` of the text in `b[start, end)`. */
 export function parseDateBytes(b: Uint8Array, start: number, end: number): number | undefined {
   if (end - start !== 10) return undefined;
-  const days = dateAt(b, start, end);
+  const days = dateAt(b, start);
   return days === -1e9 ? undefined : days;
 }
 
-/** Where the last `timeAt` stopped; a module-level cursor keeps the hot path allocation-free. */
+/**
+ * Where the last `timeAt` stopped and the fraction it read (in its unit): module-level results
+ * keep the hot path free of allocations.
+ */
 let timeEnd = 0;
+let timeFraction = 0;
 
 /**
- * `HH:MM:SS[.fraction]` at `i`; microseconds (or with `digits` 9, nanoseconds) since midnight,
- * or -1 when invalid. Fraction digits beyond the unit's must be zeros (never rounded).
+ * `HH:MM:SS[.fraction]` at `i` (8 bytes or more before `end`): whole seconds since midnight,
+ * the fraction in `timeFraction` in units of 10^-`digits` s (microseconds or nanoseconds), or
+ * -1 when invalid. Fraction digits beyond the unit's must be zeros (never rounded). Seconds and
+ * fraction are kept apart, as small integers: splitting a day of microseconds (over 2^31)
+ * again would take a double modulo.
  */
-function timeAt(b: Uint8Array, i: number, end: number, digits: 6 | 9 = 6): number {
-  const hour = twoDigits(b, i, end);
-  const minute = twoDigits(b, i + 3, end);
-  const second = twoDigits(b, i + 6, end);
-  if (byteAt(b, i + 2, end) !== 58 || byteAt(b, i + 5, end) !== 58) return -1;
+function timeAt(b: Uint8Array, i: number, end: number, digits: 6 | 9): number {
+  const hour = twoDigits(b, i);
+  const minute = twoDigits(b, i + 3);
+  const second = twoDigits(b, i + 6);
+  if (b[i + 2] !== 58 || b[i + 5] !== 58) return -1;
   if (hour < 0 || hour > 23 || minute < 0 || minute > 59 || second < 0 || second > 59) return -1;
-  const perSecond = digits === 6 ? 1_000_000 : 1_000_000_000;
-  let micros = ((hour * 60 + minute) * 60 + second) * perSecond;
+  let fraction = 0;
+  let read = 0;
   let at = i + 8;
-  if (byteAt(b, at, end) === 46) {
-    at++;
-    const first = at;
-    let scale = perSecond / 10;
-    for (; at < end; at++) {
-      const d = digit(b, at, end);
-      if (d < 0) break;
-      if (scale >= 1) micros += d * scale;
+  if (at < end && b[at] === 46) {
+    for (at++; at < end; at++) {
+      const d = (b[at] as number) - 48;
+      if (d < 0 || d > 9) break;
+      if (read < digits) fraction = fraction * 10 + d;
       else if (d !== 0) return -1;
-      scale /= 10;
+      read++;
     }
-    if (at === first) return -1;
+    if (read === 0) return -1;
   }
   timeEnd = at;
-  return micros;
+  timeFraction = read < digits ? fraction * (POW10[digits - read] as number) : fraction;
+  return (hour * 60 + minute) * 60 + second;
 }
 
 /** time: `HH:MM:SS[.ffffff]`, microseconds since midnight. */
@@ -319,8 +317,8 @@ export function parseTime(value: unknown): number | undefined {
 /** `parseTime` of the text in `b[start, end)`. */
 export function parseTimeBytes(b: Uint8Array, start: number, end: number): number | undefined {
   if (end - start < 8) return undefined;
-  const micros = timeAt(b, start, end);
-  return micros < 0 || timeEnd !== end ? undefined : micros;
+  const seconds = timeAt(b, start, end, 6);
+  return seconds < 0 || timeEnd !== end ? undefined : seconds * 1_000_000 + timeFraction;
 }
 
 /** How a timestamp string's zone designator is treated. */
@@ -345,48 +343,48 @@ export function parseTimestampNs(value: unknown, zone: ZonePolicy): bigint | und
 
 /** `parseTimestampNs` of the text in `b[start, end)`. */
 export function parseTimestampNsBytes(b: Uint8Array, start: number, end: number, zone: ZonePolicy): bigint | undefined {
-  const parsed = dateTimeAt(b, start, end, zone, 9);
-  return parsed === undefined ? undefined : BigInt(parsed.seconds) * 1_000_000_000n + BigInt(parsed.fraction);
+  const seconds = dateTimeAt(b, start, end, zone, 9);
+  return seconds !== seconds ? undefined : BigInt(seconds) * 1_000_000_000n + BigInt(timeFraction);
 }
 
 /** `parseTimestamp` of the text in `b[start, end)`. */
 export function parseTimestampBytes(b: Uint8Array, start: number, end: number, zone: ZonePolicy): number | bigint | undefined {
-  const parsed = dateTimeAt(b, start, end, zone, 6);
-  if (parsed === undefined) return undefined;
-  const { seconds, fraction: micros } = parsed;
+  const seconds = dateTimeAt(b, start, end, zone, 6);
+  if (seconds !== seconds) return undefined;
   // Microseconds stay exact as doubles up to 2^53 (about year 2255); beyond, use bigint.
-  if (Math.abs(seconds) < 9_000_000_000) return seconds * 1_000_000 + micros;
-  return BigInt(seconds) * 1_000_000n + BigInt(micros);
+  if (Math.abs(seconds) < 9_000_000_000) return seconds * 1_000_000 + timeFraction;
+  return BigInt(seconds) * 1_000_000n + BigInt(timeFraction);
 }
 
-/** An RFC 3339 date-time: whole seconds since the epoch (UTC) and the fraction in the unit of `digits`. */
-function dateTimeAt(b: Uint8Array, start: number, end: number, zone: ZonePolicy, digits: 6 | 9): { seconds: number; fraction: number } | undefined {
-  if (end - start < 19) return undefined;
-  const days = dateAt(b, start, end);
-  const separator = byteAt(b, start + 10, end);
-  if (days === -1e9 || (separator !== 84 && separator !== 116 && separator !== 32)) return undefined;
+/**
+ * An RFC 3339 date-time: whole seconds since the epoch (UTC), the fraction in `timeFraction` in
+ * the unit of `digits`; NaN when invalid (a number, not an object, so nothing is allocated).
+ */
+function dateTimeAt(b: Uint8Array, start: number, end: number, zone: ZonePolicy, digits: 6 | 9): number {
+  if (end - start < 19) return NaN;
+  const days = dateAt(b, start);
+  const separator = b[start + 10];
+  if (days === -1e9 || (separator !== 84 && separator !== 116 && separator !== 32)) return NaN;
   const sinceMidnight = timeAt(b, start + 11, end, digits);
-  if (sinceMidnight < 0) return undefined;
+  if (sinceMidnight < 0) return NaN;
   let offsetMinutes = 0;
   const at = timeEnd;
-  const designator = byteAt(b, at, end);
+  const designator = at < end ? b[at] : -1;
   if (at === end) {
-    if (zone === 'offset_required') return undefined;
+    if (zone === 'offset_required') return NaN;
   } else if (designator === 90 || designator === 122) {
-    if (at + 1 !== end) return undefined;
+    if (at + 1 !== end) return NaN;
   } else if (designator === 43 || designator === 45) {
-    const hours = twoDigits(b, at + 1, end);
-    const minutes = twoDigits(b, at + 4, end);
-    if (at + 6 !== end || byteAt(b, at + 3, end) !== 58) return undefined;
-    if (hours < 0 || hours > 23 || minutes < 0 || minutes > 59) return undefined;
+    if (at + 6 !== end || b[at + 3] !== 58) return NaN;
+    const hours = twoDigits(b, at + 1);
+    const minutes = twoDigits(b, at + 4);
+    if (hours < 0 || hours > 23 || minutes < 0 || minutes > 59) return NaN;
     offsetMinutes = (designator === 45 ? -1 : 1) * (hours * 60 + minutes);
-    if (zone === 'utc_or_none' && offsetMinutes !== 0) return undefined;
+    if (zone === 'utc_or_none' && offsetMinutes !== 0) return NaN;
   } else {
-    return undefined;
+    return NaN;
   }
-  const perSecond = digits === 6 ? 1_000_000 : 1_000_000_000;
-  const fraction = sinceMidnight % perSecond;
-  return { seconds: days * 86_400 + (sinceMidnight - fraction) / perSecond - offsetMinutes * 60, fraction };
+  return days * 86_400 + sinceMidnight - offsetMinutes * 60;
 }
 
 // ---- uuid and base64 -------------------------------------------------------------------------

@@ -404,11 +404,11 @@ async function main(): Promise<void> {
       `large: API ${largeApi.mbPerSecond.toFixed(0)} MB/s vs bare signed PUT ${largeBare.mbPerSecond.toFixed(0)} = ${largeRatio.toFixed(2)}x, vs SDK PutObject ${largeSdk.mbPerSecond.toFixed(0)} = ${largeSdkRatio.toFixed(2)}x (goal >= 100 MB/s)`,
     );
     // CPU per batch, the measure that counts on a shared machine (issue 15).
-    const perBatch = (r: PhaseResult, ms: number) => ms / r.batches;
-    const smallApiCpu = perBatch(smallApiRun!, smallApiRun!.serverCpuMs);
-    const smallPgCpu = perBatch(smallApiRun!, smallApiRun!.postgresCpuMs);
-    const relayCpu = perBatch(smallRelayRun!, smallRelayRun!.serverCpuMs);
-    const largeApiCpu = perBatch(largeApiRun!, largeApiRun!.serverCpuMs);
+    const perBatch = (r: PhaseResult, cpu: 'serverCpuMs' | 'postgresCpuMs') => r[cpu] / r.batches;
+    const smallApiCpu = perBatch(smallApiRun!, 'serverCpuMs');
+    const smallPgCpu = perBatch(smallApiRun!, 'postgresCpuMs');
+    const relayCpu = perBatch(smallRelayRun!, 'serverCpuMs');
+    const largeApiCpu = perBatch(largeApiRun!, 'serverCpuMs');
     const cpuLine =
       `API ${smallApiCpu.toFixed(2)} ms + Postgres ${smallPgCpu.toFixed(2)} ms per small batch vs the relay's ${relayCpu.toFixed(2)} ms: ` +
       `API ${(smallApiCpu / relayCpu).toFixed(2)}x (goal <= 1.25x), API + Postgres ${((smallApiCpu + smallPgCpu) / relayCpu).toFixed(2)}x (goal <= 1.6x); ` +

@@ -102,8 +102,8 @@ function scanEscape(b: Buffer, p: number): number {
   throw new SyntaxFault(p, 'invalid escape in a string');
 }
 
-/** `p` is just past a number's first byte (a digit or `-`); answers the offset after the number. */
-function scanNumberRest(b: Buffer, start: number): number {
+/** -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)? from `start`; answers the offset after the number. */
+function scanNumber(b: Buffer, start: number): number {
   let p = start;
   if (b[p] === MINUS) p++;
   if (b[p] === 0x30) {
@@ -185,7 +185,7 @@ function scanValue(b: Buffer, p: number, stack: Uint8Array): number {
       depth--;
       p++;
     } else if (DIGIT[c] === 1 || c === MINUS) {
-      p = scanNumberRest(b, p);
+      p = scanNumber(b, p);
     } else if (c === 0x74) {
       p = scanLiteral(b, p, 'true');
     } else if (c === 0x66) {

@@ -182,8 +182,7 @@ export class ByteRowReader {
       return after < 0 || column.append(this.number) !== null ? -1 : after;
     }
     if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
-      const newline = b.indexOf(NEWLINE, i);
-      const after = nestedEnd(b, i, newline < 0 ? end : newline);
+      const after = nestedEnd(b, i, end);
       if (after < 0) return -1;
       let parsed: unknown;
       try {
@@ -261,14 +260,18 @@ export class ByteRowReader {
 
 /**
  * The position after the object or array starting at `b[i]` (brackets matched outside
- * strings), or -1 when the line ends first. Its content is checked by the parser, not here.
+ * strings), or -1 when the line (its newline, or `end`) ends first: the newline is looked for
+ * in the same pass. Its content is checked by the parser, not here.
  */
 function nestedEnd(b: Uint8Array, i: number, end: number): number {
   let depth = 0;
   for (; i < end; i++) {
     const c = b[i];
+    if (c === NEWLINE) return -1;
     if (c === QUOTE) {
-      for (i++; i < end && b[i] !== QUOTE; i++) if (b[i] === BACKSLASH) i++;
+      for (i++; i < end && b[i] !== QUOTE; i++) {
+        if (b[i] === NEWLINE || (b[i] === BACKSLASH && b[++i] === NEWLINE)) return -1;
+      }
     } else if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
       depth++;
     } else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) {

@@ -264,7 +264,7 @@ function byteExtremes(chunks: readonly Data[], width: number | undefined): { min
   const found = new Int32Array(4);
   for (const data of chunks) {
     const bytes = data.values as Uint8Array;
-    // Fixed-width values get offsets too: the block loop then has one shape for both.
+    // Fixed-width values have no offsets (null): the block loop places them by `width`.
     const offsets = width === undefined ? (data.valueOffsets as Int32Array) : null;
     const bitmap = validity(data);
     found.fill(-1);

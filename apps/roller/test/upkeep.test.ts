@@ -229,11 +229,11 @@ describe('upkeep in the service', SLOW, () => {
       }),
     );
     try {
-      let shown = await getSink(stack, sink.id);
-      for (let i = 0; i < 60 && shown.upkeep.last_run?.at === before; i++) {
-        await new Promise((r) => setTimeout(r, 500));
-        shown = await getSink(stack, sink.id);
-      }
+      // The run is reported to the API under the lease, and counted once the lease is let go:
+      // wait for its log line, written after both.
+      const logged = () => logLines(roller.output()).some((l) => l.msg === 'upkeep done');
+      for (let i = 0; i < 60 && !logged(); i++) await new Promise((r) => setTimeout(r, 500));
+      const shown = await getSink(stack, sink.id);
       expect(shown.upkeep.last_run?.at).not.toBe(before);
       expect(shown.upkeep.last_run).toMatchObject({ outcome: 'done', files_after: 1 });
       const address = logLines(roller.output()).find((l) => typeof l.address === 'string')!.address as string;

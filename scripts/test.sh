@@ -57,12 +57,23 @@ run_vitest() {
   read -r passed failed < <(node -e "
     try { const r = JSON.parse(require('fs').readFileSync('$report', 'utf8')); console.log(r.numPassedTests, r.numFailedTests); }
     catch { console.log('0 1'); }")
+  # The failures again, one line each, so that the end of a long log still names them.
+  node -e "
+    try {
+      const r = JSON.parse(require('fs').readFileSync('$report', 'utf8'));
+      for (const file of r.testResults) {
+        const failed = file.assertionResults.filter((t) => t.status === 'failed');
+        if (file.status === 'failed' && failed.length === 0) console.log('FAILED', file.name, '(outside any test):', (file.message || '').split('\\n')[0].slice(0, 300));
+        for (const t of failed) console.log('FAILED', file.name, '>', t.fullName, ':', (t.failureMessages[0] || '').split('\\n')[0].slice(0, 300));
+      }
+    } catch {}" >> "$failures"
   rm -f "$report"
   # A file that fails outside any test (an import error, a failed hook) still counts as a failure.
   [ "$status" -eq 0 ] || [ "$failed" -gt 0 ] || failed=1
   [ "$status" -eq 0 ] || vitest_status=$status
   v_passed=$((v_passed + passed)) v_failed=$((v_failed + failed))
 }
+failures=$(mktemp)
 run_vitest "${alone[@]/#/--exclude=}"
 run_vitest --maxWorkers=1 "${alone[@]}"
 
@@ -76,5 +87,7 @@ p_passed=${p_passed:-0} p_failed=${p_failed:-1}
 [ "$p10_status" -eq 0 ] || [ "$p_failed" -gt 0 ] || p_failed=1
 
 echo
+sed "s#$PWD/##" "$failures"
+rm -f "$failures"
 echo "tests: $((v_passed + p_passed)) passed, $((v_failed + p_failed)) failed"
 [ "$vitest_status" -eq 0 ] && [ "$p10_status" -eq 0 ]

@@ -68,8 +68,12 @@ run_vitest() {
       }
     } catch {}" >> "$failures"
   rm -f "$report"
-  # A file that fails outside any test (an import error, a failed hook) still counts as a failure.
-  [ "$status" -eq 0 ] || [ "$failed" -gt 0 ] || failed=1
+  # A file that fails outside any test (an import error, a failed hook, an unhandled error)
+  # still counts as a failure.
+  if [ "$status" -ne 0 ] && [ "$failed" -eq 0 ]; then
+    failed=1
+    echo "FAILED vitest $* exited with $status without a failed test: an unhandled error or a failed hook (its output above)" >> "$failures"
+  fi
   [ "$status" -eq 0 ] || vitest_status=$status
   v_passed=$((v_passed + passed)) v_failed=$((v_failed + failed))
 }

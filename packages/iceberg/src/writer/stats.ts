@@ -33,6 +33,12 @@ function isValid(bitmap: Uint8Array | null, at: number): boolean {
  */
 const BLOCK = 4096;
 
+/** Calls `block(from, to)` for each run of at most BLOCK slots of `data`. */
+function inBlocks(data: Data, block: (from: number, to: number) => void): void {
+  const end = data.offset + data.length;
+  for (let from = data.offset; from < end; from += BLOCK) block(from, Math.min(from + BLOCK, end));
+}
+
 function littleEndian(size: 4 | 8, write: (view: DataView) => void): Uint8Array {
   const bytes = new Uint8Array(size);
   write(new DataView(bytes.buffer));
@@ -45,8 +51,7 @@ export const int32Stats: StatsFunction = (chunks) => {
   for (const data of chunks) {
     const values = data.values as Int32Array;
     const bitmap = validity(data);
-    const end = data.offset + data.length;
-    for (let from = data.offset; from < end; from += BLOCK) int32Block(values, bitmap, from, Math.min(from + BLOCK, end), found);
+    inBlocks(data, (from, to) => int32Block(values, bitmap, from, to, found));
   }
   const min = found[0] as number;
   const max = found[1] as number;
@@ -79,8 +84,7 @@ export const int64Stats: StatsFunction = (chunks) => {
     const values = data.values as BigInt64Array;
     const words = new Uint32Array(values.buffer, values.byteOffset, values.length * 2);
     const bitmap = validity(data);
-    const end = data.offset + data.length;
-    for (let from = data.offset; from < end; from += BLOCK) int64Block(words, bitmap, from, Math.min(from + BLOCK, end), found);
+    inBlocks(data, (from, to) => int64Block(words, bitmap, from, to, found));
   }
   const minHi = found[0] as number;
   const minLo = found[1] as number;
@@ -129,8 +133,7 @@ function floatStats(size: 4 | 8): StatsFunction {
     for (const data of chunks) {
       const values = data.values as Float32Array | Float64Array;
       const bitmap = validity(data);
-      const end = data.offset + data.length;
-      for (let from = data.offset; from < end; from += BLOCK) floatBlock(values, bitmap, from, Math.min(from + BLOCK, end), found);
+      inBlocks(data, (from, to) => floatBlock(values, bitmap, from, to, found));
     }
     const min = found[0] as number;
     const max = found[1] as number;
@@ -268,9 +271,7 @@ function byteExtremes(chunks: readonly Data[], width: number | undefined): { min
     const offsets = width === undefined ? (data.valueOffsets as Int32Array) : null;
     const bitmap = validity(data);
     found.fill(-1);
-    for (let from = data.offset; from < data.offset + data.length; from += BLOCK) {
-      blockExtremes(bytes, offsets, width ?? 0, bitmap, from, Math.min(from + BLOCK, data.offset + data.length), found);
-    }
+    inBlocks(data, (from, to) => blockExtremes(bytes, offsets, width ?? 0, bitmap, from, to, found));
     const minStart = found[0] as number;
     const minEnd = found[1] as number;
     const maxStart = found[2] as number;

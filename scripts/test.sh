@@ -54,19 +54,20 @@ run_vitest() {
   report=$(mktemp)
   npx vitest run --reporter=default --reporter=json --outputFile="$report" "$@"
   status=$?
+  # The counts, and the failures again one line each (into $failures), so that the end of a
+  # long log still names them.
   read -r passed failed < <(node -e "
-    try { const r = JSON.parse(require('fs').readFileSync('$report', 'utf8')); console.log(r.numPassedTests, r.numFailedTests); }
-    catch { console.log('0 1'); }")
-  # The failures again, one line each, so that the end of a long log still names them.
-  node -e "
-    try {
-      const r = JSON.parse(require('fs').readFileSync('$report', 'utf8'));
-      for (const file of r.testResults) {
-        const failed = file.assertionResults.filter((t) => t.status === 'failed');
-        if (file.status === 'failed' && failed.length === 0) console.log('FAILED', file.name, '(outside any test):', (file.message || '').split('\\n')[0].slice(0, 300));
-        for (const t of failed) console.log('FAILED', file.name, '>', t.fullName, ':', (t.failureMessages[0] || '').split('\\n')[0].slice(0, 300));
-      }
-    } catch {}" >> "$failures"
+    const fs = require('fs');
+    let r;
+    try { r = JSON.parse(fs.readFileSync('$report', 'utf8')); } catch { console.log('0 1'); process.exit(); }
+    console.log(r.numPassedTests, r.numFailedTests);
+    const lines = [];
+    for (const file of r.testResults) {
+      const failed = file.assertionResults.filter((t) => t.status === 'failed');
+      if (file.status === 'failed' && failed.length === 0) lines.push(['FAILED', file.name, '(outside any test):', (file.message || '').split('\\n')[0].slice(0, 300)].join(' '));
+      for (const t of failed) lines.push(['FAILED', file.name, '>', t.fullName, ':', (t.failureMessages[0] || '').split('\\n')[0].slice(0, 300)].join(' '));
+    }
+    fs.appendFileSync('$failures', lines.map((l) => l + '\\n').join(''));")
   rm -f "$report"
   # A file that fails outside any test (an import error, a failed hook, an unhandled error)
   # still counts as a failure.

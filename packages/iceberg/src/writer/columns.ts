@@ -255,10 +255,15 @@ export class Int32Column extends LeafColumn {
   appendText(bytes: Uint8Array, start: number, end: number): boolean {
     const n = this.parseText?.(bytes, start, end);
     if (n === undefined) return false;
+    this.appendInt32(n);
+    return true;
+  }
+
+  /** Appends an integer the caller knows is in the 32-bit range (what `append` would store for it). */
+  appendInt32(n: number): void {
     const i = this.nextSlot();
     this.values[i] = n;
     this.taken(i);
-    return true;
   }
 
   protected writeEmpty(i: number): void {
@@ -282,6 +287,9 @@ export class Int32Column extends LeafColumn {
 export class Int64Column extends LeafColumn {
   private big = new BigInt64Array(0);
   private words = new Uint32Array(0);
+  /** The last text value parsed and its value (a text parses the same every time). */
+  private lastText: string | undefined;
+  private lastValue: number | bigint | undefined;
 
   constructor(
     spec: LeafSpec,
@@ -303,7 +311,17 @@ export class Int64Column extends LeafColumn {
   }
 
   protected write(value: unknown, i: number): boolean {
-    const n = this.parse(value);
+    let n: number | bigint | undefined;
+    if (typeof value === 'string') {
+      // An injected column (the ingest time) appends one text to every row of a batch.
+      if (value !== this.lastText) {
+        this.lastText = value;
+        this.lastValue = this.parse(value);
+      }
+      n = this.lastValue;
+    } else {
+      n = this.parse(value);
+    }
     if (n === undefined) return false;
     this.store(n, i);
     return true;
@@ -316,6 +334,15 @@ export class Int64Column extends LeafColumn {
     this.store(n, i);
     this.taken(i);
     return true;
+  }
+
+  /** Appends a safe integer (what `append` would store for it). */
+  appendSafeInteger(n: number): void {
+    const i = this.nextSlot();
+    const hi = Math.floor(n / TWO_32);
+    this.words[2 * i] = n - hi * TWO_32;
+    this.words[2 * i + 1] = hi;
+    this.taken(i);
   }
 
   private store(n: number | bigint, i: number): void {
@@ -371,6 +398,16 @@ export class FloatColumn extends LeafColumn {
     const n = this.width === 32 ? toFloat32(value) : toFloat64(value);
     if (n === undefined) return false;
     this.values[i] = n;
+    return true;
+  }
+
+  /** Appends a finite double; false (nothing appended) when it is beyond a float column's range. */
+  appendFinite(n: number): boolean {
+    const v = this.width === 32 ? Math.fround(n) : n;
+    if (!Number.isFinite(v)) return false;
+    const i = this.nextSlot();
+    this.values[i] = v;
+    this.taken(i);
     return true;
   }
 

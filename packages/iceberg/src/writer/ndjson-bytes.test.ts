@@ -57,6 +57,14 @@ describe('appendNdjson', () => {
     expectSame(lines.join('\n'));
   });
 
+  it('takes integers at the edges of int and long, and floats at the edge of float, as appendJson does', () => {
+    const literals = ['2147483647', '-2147483648', '2147483648', '-2147483649', '999999999999999', '-999999999999999', '1000000000000000', '9007199254740993', '-0', '0', '7e0', '7.0', '1E2'];
+    const floats = ['3.4028234e38', '3.4028236e38', '-3.5e38', '1e-46', '1e308', '1e309', '-1e309'];
+    const lines = literals.flatMap((n, i) => [`{"id":${i},"small":${n}}`, `{"id":${n}}`]);
+    lines.push(...floats.flatMap((n, i) => [`{"id":${i},"ratio":${n}}`, `{"id":${i},"score":${n}}`]));
+    expectSame(lines.join('\n'));
+  });
+
   it('takes no row of a chunk with a line that is not JSON, and says which line', () => {
     const converter = compileRowConverter(SCHEMA);
     expect(converter.appendNdjson(Buffer.from('{"id":1}\n'))).toEqual({ ok: true, rows: 1, lines: 1, rejects: [] });

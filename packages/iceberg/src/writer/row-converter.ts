@@ -3,7 +3,7 @@ import { type Data, type DataType, Field, List, Map_, RecordBatch, Schema as Arr
 import { isLosslessNumber } from 'lossless-json';
 import type { Schema } from '../spec/schema.ts';
 import { type IcebergType, containsUnsupported, describeType } from '../spec/types.ts';
-import { type Column, type Failure, isTextColumn, type RejectReason, VarBytesColumn } from './columns.ts';
+import { type Column, type Failure, FloatColumn, Int32Column, Int64Column, isTextColumn, type RejectReason, VarBytesColumn } from './columns.ts';
 import { isJsonObject, ListColumn, MapColumn, StructColumn, type StructSlot, UnsupportedColumn, structSlot } from './nested-columns.ts';
 import { longLiterals, parseJsonLossless } from './json-row.ts';
 import { type ByteField, ByteRowReader, plainKey } from './ndjson-bytes.ts';
@@ -122,6 +122,9 @@ export function compileRowConverter(schema: Schema, options: RowConverterOptions
       strings: field.type.kind === 'string' && slot.column instanceof VarBytesColumn ? slot.column : null,
       text: isTextColumn(slot.column) ? slot.column : null,
       exact: holdsExactNumbers(field.type),
+      int32: field.type.kind === 'int' && slot.column instanceof Int32Column ? slot.column : null,
+      int64: field.type.kind === 'long' && slot.column instanceof Int64Column ? slot.column : null,
+      floats: (field.type.kind === 'float' || field.type.kind === 'double') && slot.column instanceof FloatColumn ? slot.column : null,
     };
   });
   const reader = new ByteRowReader(root, byteFields);

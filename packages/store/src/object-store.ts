@@ -2,14 +2,13 @@ import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import {
   DeleteObjectsCommand,
-  GetObjectCommand,
   HeadBucketCommand,
   HeadObjectCommand,
   ListObjectsV2Command,
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { StoreError, isStoreError, toStoreError } from './errors.ts';
-import { putRefusal, signedPutFor, type SignedPutAnswer } from './signed-put.ts';
+import { refusalError, type SignedGetAnswer, signedHttpFor, type SignedPutAnswer } from './signed-http.ts';
 
 /** DeleteObjects takes at most this many keys per call (S3's limit, SeaweedFS's too). */
 export const DELETE_BATCH_LIMIT = 1000;
@@ -73,6 +72,9 @@ export interface DeleteResult {
   failed: DeleteFailure[];
 }
 
+/** User metadata comes back as headers with this prefix (names in lowercase). */
+const META_PREFIX = 'x-amz-meta-';
+
 const unquote = (etag: string | undefined) => etag?.replace(/^"|"$/g, '');
 
 /** The MD5 of `bytes` in hex: what a single PUT's ETag is on S3 and SeaweedFS. */
@@ -82,8 +84,8 @@ export function md5Hex(bytes: Uint8Array): string {
 
 /**
  * One bucket of an S3-compatible store. Every failure is a StoreError with a kind from a
- * closed set. Objects go up in one PUT each, never multipart, signed and sent directly
- * (signed-put.ts); the other calls go through the SDK client.
+ * closed set. Objects go up in one PUT each, never multipart, and come back in one GET, both
+ * signed and sent directly (signed-http.ts); the other calls go through the SDK client.
  */
 export class ObjectStore {
   constructor(
@@ -106,7 +108,7 @@ export class ObjectStore {
     const what = `put ${this.uri(key)}`;
     let answer: SignedPutAnswer;
     try {
-      answer = await signedPutFor(this.client).put({
+      answer = await signedHttpFor(this.client).put({
         bucket: this.bucket,
         key,
         body,
@@ -119,7 +121,7 @@ export class ObjectStore {
       throw toStoreError(what, error);
     }
     if (answer.ok) return { etag: answer.etag };
-    const failure = putRefusal(what, answer);
+    const failure = refusalError(what, answer);
     if (failure.kind === 'denied' && failure.code === 'AccessDenied' && (await this.readable())) {
       throw new StoreError('quota_exceeded', `${failure.message}: the bucket is readable but refuses writes (read-only or over quota)`, {
         status: answer.status,
@@ -143,20 +145,30 @@ export class ObjectStore {
 
   /** The object's bytes as a stream, with its head. The caller must consume or destroy the stream. */
   async get(key: string, options: { abortSignal?: AbortSignal } = {}): Promise<{ head: ObjectHead; body: Readable }> {
-    const answer = await this.call(`get ${this.uri(key)}`, () =>
-      this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }), options.abortSignal ? { abortSignal: options.abortSignal } : {}),
-    );
-    if (!answer.Body) throw new StoreError('unavailable', `get ${this.uri(key)}: the store answered without a body`);
+    const what = `get ${this.uri(key)}`;
+    let answer: SignedGetAnswer;
+    try {
+      answer = await signedHttpFor(this.client).get({ bucket: this.bucket, key, ...(options.abortSignal ? { abortSignal: options.abortSignal } : {}) });
+    } catch (error) {
+      throw toStoreError(what, error);
+    }
+    if (!answer.ok) throw refusalError(what, answer);
+    const { headers } = answer;
+    const metadata: Record<string, string> = {};
+    for (const [name, value] of Object.entries(headers)) {
+      if (name.startsWith(META_PREFIX) && typeof value === 'string') metadata[name.slice(META_PREFIX.length)] = value;
+    }
+    const lastModified = headers['last-modified'];
     return {
       head: {
         key,
-        size: answer.ContentLength ?? 0,
-        contentType: answer.ContentType,
-        metadata: answer.Metadata ?? {},
-        etag: unquote(answer.ETag),
-        lastModified: answer.LastModified,
+        size: Number(headers['content-length'] ?? 0),
+        contentType: headers['content-type'],
+        metadata,
+        etag: unquote(headers.etag),
+        lastModified: lastModified === undefined ? undefined : new Date(lastModified),
       },
-      body: answer.Body as Readable,
+      body: answer.body,
     };
   }
 

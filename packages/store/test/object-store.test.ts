@@ -54,7 +54,8 @@ describe('ObjectStore on the stack', () => {
     expect(head).toMatchObject({ key, size: body.length, contentType: 'application/x-ndjson', etag: md5Hex(body) });
     expect(head.metadata).toEqual({ received: '2026-09-21T12:00:00.123456Z', rows: '2', sink: 'snk_000000000000' });
     const got = await store.get(key);
-    expect(got.head.metadata.rows).toBe('2');
+    expect(got.head).toEqual({ ...head, lastModified: expect.any(Date) });
+    expect(Math.abs(got.head.lastModified!.getTime() - head.lastModified!.getTime())).toBeLessThan(1000);
     const chunks: Buffer[] = [];
     for await (const chunk of got.body as AsyncIterable<Buffer>) chunks.push(chunk);
     expect(Buffer.concat(chunks).equals(body)).toBe(true);
@@ -77,6 +78,16 @@ describe('ObjectStore on the stack', () => {
     expect(await text((await store.get(key)).body as Readable)).toBe('first');
   });
 
+  it('gives up a read when its signal aborts: unavailable, nothing left open', async () => {
+    const key = `${prefix}abort.bin`;
+    const body = randomBytes(64 * 1024);
+    await store.put(key, body, { contentType: 'application/octet-stream' });
+    expect(await failureKind(store.get(key, { abortSignal: AbortSignal.abort() }))).toBe('unavailable');
+    const chunks: Buffer[] = [];
+    for await (const chunk of (await store.get(key)).body as AsyncIterable<Buffer>) chunks.push(chunk);
+    expect(Buffer.concat(chunks).equals(body)).toBe(true);
+  });
+
   it('answers not_found for a missing object or bucket', async () => {
     expect(await failureKind(store.head(`${prefix}missing`))).toBe('not_found');
     expect(await failureKind(store.get(`${prefix}missing`))).toBe('not_found');
@@ -90,6 +101,7 @@ describe('ObjectStore on the stack', () => {
     try {
       expect(await failureKind(denied.put(`${prefix}x`, Buffer.from('x'), { contentType: 'text/plain' }))).toBe('denied');
       expect(await failureKind(denied.listPage(prefix))).toBe('denied');
+      expect(await failureKind(denied.get(`${prefix}one.ndjson`))).toBe('denied');
     } finally {
       stranger.destroy();
     }
@@ -197,5 +209,6 @@ describe('ObjectStore when the store refuses or goes away (own weed mini)', () =
     expect(await failureKind(store.put('gone', Buffer.from('x'), { contentType: 'text/plain' }))).toBe('unavailable');
     expect(await failureKind(store.headBucket())).toBe('unavailable');
     expect(await failureKind(store.listPage(''))).toBe('unavailable');
+    expect(await failureKind(store.get('keep/a'))).toBe('unavailable');
   });
 });

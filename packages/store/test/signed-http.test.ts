@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import { stackEnv } from '../../../tests/support/stack.ts';
 import { createS3Client, md5Hex, ObjectStore } from '../src/index.ts';
-import { SignedPut, signsPayload } from '../src/signed-put.ts';
+import { SignedHttp, signsPayload } from '../src/signed-http.ts';
 
 const env = stackEnv();
 
@@ -17,14 +17,14 @@ describe('signsPayload', () => {
   });
 });
 
-describe('SignedPut on the stack', () => {
+describe('SignedHttp on the stack', () => {
   const client = createS3Client({
     endpoint: env.AWS_ENDPOINT_URL!,
     region: env.AWS_REGION!,
     credentials: { accessKeyId: env.AWS_ACCESS_KEY_ID!, secretAccessKey: env.AWS_SECRET_ACCESS_KEY! },
   });
   const store = new ObjectStore(client, env.TABLEMERE_INTAKE_BUCKET!);
-  const prefix = `signed-put-test/${randomBytes(4).toString('hex')}/`;
+  const prefix = `signed-http-test/${randomBytes(4).toString('hex')}/`;
 
   afterAll(async () => {
     const keys: string[] = [];
@@ -37,7 +37,7 @@ describe('SignedPut on the stack', () => {
     it(`stores the bytes with the payload ${signPayload ? 'signed' : 'unsigned'}, and a wrong secret is refused either way`, async () => {
       const body = randomBytes(300_000);
       const key = `${prefix}${signPayload ? 'signed' : 'unsigned'}.bin`;
-      const answer = await new SignedPut(client, { signPayload }).put({
+      const answer = await new SignedHttp(client, { signPayload }).put({
         bucket: store.bucket,
         key,
         body,
@@ -53,7 +53,7 @@ describe('SignedPut on the stack', () => {
         region: env.AWS_REGION!,
         credentials: { accessKeyId: env.AWS_ACCESS_KEY_ID!, secretAccessKey: `${env.AWS_SECRET_ACCESS_KEY!}x` },
       });
-      const refused = await new SignedPut(wrong, { signPayload }).put({
+      const refused = await new SignedHttp(wrong, { signPayload }).put({
         bucket: store.bucket,
         key: `${key}.refused`,
         body,

@@ -1,25 +1,45 @@
 import { createHash, createHmac, type Hash, type Hmac } from 'node:crypto';
-import http from 'node:http';
+import http, { type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import https from 'node:https';
+import { finished } from 'node:stream/promises';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { kindOfAnswer, StoreError } from './errors.ts';
 
-export interface SignedPutRequest {
+/** Where a signed request goes: one object of a bucket. */
+interface ObjectRequest {
   bucket: string;
   key: string;
+  abortSignal?: AbortSignal;
+}
+
+export interface SignedPutRequest extends ObjectRequest {
   body: Uint8Array;
   contentType: string;
   metadata: Record<string, string>;
   ifAbsent: boolean;
-  abortSignal?: AbortSignal;
+}
+
+export type SignedGetRequest = ObjectRequest;
+
+/** A refusal: the store's status and the error code its answer named. */
+export interface Refused {
+  ok: false;
+  status: number;
+  code: string | undefined;
 }
 
 /** What a PUT answered: 2xx with its ETag, or a refusal with the store's status and error code. */
-export type SignedPutAnswer = { ok: true; etag: string | undefined } | { ok: false; status: number; code: string | undefined };
+export type SignedPutAnswer = { ok: true; etag: string | undefined } | Refused;
 
-/** Deadline of one PUT, connect included; a 16 MiB body on a slow link fits. */
-const PUT_TIMEOUT_MS = 30_000;
+/**
+ * What a GET answered: 2xx with the answer's headers and its body as a stream (the caller
+ * reads it to the end or destroys it), or a refusal.
+ */
+export type SignedGetAnswer = { ok: true; headers: IncomingHttpHeaders; body: IncomingMessage } | Refused;
+
+/** Deadline of one request, connect and body included; a 16 MiB body on a slow link fits. */
+const REQUEST_TIMEOUT_MS = 30_000;
 
 /**
  * SHA-256 and HMAC-SHA-256 for the signer from node:crypto (OpenSSL). The pure-JavaScript
@@ -82,31 +102,44 @@ function encodeKey(key: string): string {
 }
 
 /**
- * PutObject as one signed HTTP request, for the send route's hot path. The SDK's command
- * pipeline (serialisation, endpoint rules, retries, checksums) costs more CPU than the rest
- * of an 8 KB send put together; this does only what a PUT needs: SigV4 over the same
- * endpoint, region and credentials as the client's (path-style), the payload's SHA-256
- * signed where the link needs it (signsPayload), kept-alive sockets. One retry when a
- * kept-alive socket turns out closed.
+ * PutObject and GetObject as one signed HTTP request each, for the hot paths (the send
+ * route's PUT, the roller's read of every batch). The SDK's command pipeline (serialisation,
+ * endpoint rules, retries, checksums, response parsing) costs more CPU than the rest of an
+ * 8 KB send put together, and twice what a bare GET of a batch costs; this does only what
+ * the request needs: SigV4 over the same endpoint, region and credentials as the client's
+ * (path-style), a PUT's payload SHA-256 signed where the link needs it (signsPayload),
+ * kept-alive sockets. One retry when a kept-alive socket turns out closed.
  */
-export class SignedPut {
+export class SignedHttp {
   private readonly httpAgent = new http.Agent({ keepAlive: true, maxSockets: 64 });
   private readonly httpsAgent = new https.Agent({ keepAlive: true, maxSockets: 64 });
   private signer: Promise<{ signer: SignatureV4; origin: URL; signPayload: boolean }> | undefined;
 
-  /** `signPayload` overrides signsPayload(endpoint): true hashes every payload into its signature. */
+  /** `signPayload` overrides signsPayload(endpoint): true hashes every PUT's payload into its signature. */
   constructor(
     private readonly client: S3Client,
     private readonly options: { signPayload?: boolean } = {},
   ) {}
 
   async put(request: SignedPutRequest): Promise<SignedPutAnswer> {
-    try {
-      return await this.once(request);
-    } catch (error) {
-      if (!(error instanceof StaleSocket)) throw error;
-      return this.once(request);
-    }
+    const { signPayload } = await this.setup();
+    const headers: Record<string, string> = {
+      'content-type': request.contentType,
+      'content-length': String(request.body.byteLength),
+      'x-amz-content-sha256': signPayload ? createHash('sha256').update(request.body).digest('hex') : UNSIGNED_PAYLOAD,
+    };
+    for (const [name, value] of Object.entries(request.metadata)) headers[`x-amz-meta-${name.toLowerCase()}`] = value;
+    if (request.ifAbsent) headers['if-none-match'] = '*';
+    const res = await this.send('PUT', request, headers, request.body);
+    const refused = await refusal(res);
+    if (refused !== null) return refused;
+    await finished(res.resume());
+    return { ok: true, etag: res.headers.etag?.replace(/^"|"$/g, '') };
+  }
+
+  async get(request: SignedGetRequest): Promise<SignedGetAnswer> {
+    const res = await this.send('GET', request, { 'x-amz-content-sha256': UNSIGNED_PAYLOAD });
+    return (await refusal(res)) ?? { ok: true, headers: res.headers, body: res };
   }
 
   private setup(): Promise<{ signer: SignatureV4; origin: URL; signPayload: boolean }> {
@@ -124,31 +157,33 @@ export class SignedPut {
     return this.signer;
   }
 
-  private async once(request: SignedPutRequest): Promise<SignedPutAnswer> {
-    const { signer, origin, signPayload } = await this.setup();
+  /** Sends the request, once more if a kept-alive socket was already closed; resolves with the answer's head. */
+  private async send(method: 'GET' | 'PUT', request: ObjectRequest, headers: Record<string, string>, body?: Uint8Array): Promise<IncomingMessage> {
+    try {
+      return await this.once(method, request, headers, body);
+    } catch (error) {
+      if (!(error instanceof StaleSocket)) throw error;
+      return this.once(method, request, headers, body);
+    }
+  }
+
+  private async once(method: 'GET' | 'PUT', request: ObjectRequest, headers: Record<string, string>, body?: Uint8Array): Promise<IncomingMessage> {
+    const { signer, origin } = await this.setup();
     const path = `${origin.pathname.replace(/\/+$/, '')}/${request.bucket}/${encodeKey(request.key)}`;
-    const headers: Record<string, string> = {
-      host: origin.host,
-      'content-type': request.contentType,
-      'content-length': String(request.body.byteLength),
-      'x-amz-content-sha256': signPayload ? createHash('sha256').update(request.body).digest('hex') : UNSIGNED_PAYLOAD,
-    };
-    for (const [name, value] of Object.entries(request.metadata)) headers[`x-amz-meta-${name.toLowerCase()}`] = value;
-    if (request.ifAbsent) headers['if-none-match'] = '*';
     const signed = await signer.sign({
-      method: 'PUT',
+      method,
       protocol: origin.protocol,
       hostname: origin.hostname,
       ...(origin.port ? { port: Number(origin.port) } : {}),
       path,
       query: {},
-      headers,
+      headers: { host: origin.host, ...headers },
     });
     const secure = origin.protocol === 'https:';
     return new Promise((resolve, reject) => {
       const req = (secure ? https : http).request(
         {
-          method: 'PUT',
+          method,
           protocol: origin.protocol,
           hostname: origin.hostname,
           port: origin.port || (secure ? 443 : 80),
@@ -157,54 +192,51 @@ export class SignedPut {
           agent: secure ? this.httpsAgent : this.httpAgent,
           ...(request.abortSignal ? { signal: request.abortSignal } : {}),
         },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (chunk: Buffer) => chunks.push(chunk));
-          res.on('error', reject);
-          res.on('end', () => {
-            const status = res.statusCode ?? 0;
-            if (status >= 200 && status < 300) {
-              const etag = res.headers.etag?.replace(/^"|"$/g, '');
-              resolve({ ok: true, etag });
-              return;
-            }
-            // The error document names its code: <Error><Code>AccessDenied</Code>...
-            const code = /<Code>([^<]+)<\/Code>/.exec(Buffer.concat(chunks).toString('utf8'))?.[1];
-            resolve({ ok: false, status, code });
-          });
-        },
+        resolve,
       );
-      // A plain timer, not AbortSignal.timeout: that builds a signal and a DOMException per PUT.
+      // A plain timer, not AbortSignal.timeout: that builds a signal and a DOMException per
+      // request. It runs until the answer's body is read, so a body nobody reads frees its socket.
       const deadline = setTimeout(
-        () => req.destroy(Object.assign(new Error(`the PUT did not finish within ${PUT_TIMEOUT_MS / 1000} s`), { code: 'ETIMEDOUT' })),
-        PUT_TIMEOUT_MS,
+        () => req.destroy(Object.assign(new Error(`the ${method} did not finish within ${REQUEST_TIMEOUT_MS / 1000} s`), { code: 'ETIMEDOUT' })),
+        REQUEST_TIMEOUT_MS,
       );
       req.once('close', () => clearTimeout(deadline));
       req.on('error', (error: NodeJS.ErrnoException) => {
         const stale = req.reusedSocket && (error.code === 'ECONNRESET' || error.code === 'EPIPE');
         reject(stale ? new StaleSocket(error.message, { cause: error }) : error);
       });
-      req.end(request.body);
+      req.end(body);
     });
   }
 }
 
-/** A refused PUT as a StoreError of its kind. */
-export function putRefusal(what: string, answer: { status: number; code: string | undefined }): StoreError {
+/** A non-2xx answer as a refusal, its body read for the error code; null (body untouched) for 2xx. */
+async function refusal(res: IncomingMessage): Promise<Refused | null> {
+  const status = res.statusCode ?? 0;
+  if (status >= 200 && status < 300) return null;
+  const chunks: Buffer[] = [];
+  for await (const chunk of res) chunks.push(chunk as Buffer);
+  // The error document names its code: <Error><Code>AccessDenied</Code>... (a HEAD-like answer may have none).
+  const code = /<Code>([^<]+)<\/Code>/.exec(Buffer.concat(chunks).toString('utf8'))?.[1];
+  return { ok: false, status, code };
+}
+
+/** A refused request as a StoreError of its kind. */
+export function refusalError(what: string, answer: { status: number; code: string | undefined }): StoreError {
   return new StoreError(kindOfAnswer(answer.status, answer.code), `${what}: ${answer.code ?? 'refused'} (HTTP ${answer.status})`, {
     status: answer.status,
     ...(answer.code ? { code: answer.code } : {}),
   });
 }
 
-const perClient = new WeakMap<S3Client, SignedPut>();
+const perClient = new WeakMap<S3Client, SignedHttp>();
 
-/** The SignedPut of `client`, shared by every store over it (one socket pool per client). */
-export function signedPutFor(client: S3Client): SignedPut {
-  let put = perClient.get(client);
-  if (!put) {
-    put = new SignedPut(client);
-    perClient.set(client, put);
+/** The SignedHttp of `client`, shared by every store over it (one socket pool per client). */
+export function signedHttpFor(client: S3Client): SignedHttp {
+  let signed = perClient.get(client);
+  if (!signed) {
+    signed = new SignedHttp(client);
+    perClient.set(client, signed);
   }
-  return put;
+  return signed;
 }

@@ -173,9 +173,12 @@ export class ByteRowReader {
     return -1;
   }
 
-  /** Appends the value at `b[i..]` to the field's column; the position after it, or -1. */
+  /**
+   * Appends the value at `b[i..]` to the field's column; the position after it, or -1. Kept
+   * small, with the rarer kinds of value in functions of their own, so that V8 inlines it
+   * into `read`: a call per field costs more than most values take to read.
+   */
   private value(field: ByteField, b: Buffer, i: number, end: number): number {
-    const column = field.slot.column;
     const c = b[i] as number;
     if (c === QUOTE) {
       // Comparisons, not a lookup in PLAIN: V8 compiles them to fewer loads per byte.
@@ -186,29 +189,45 @@ export class ByteRowReader {
       }
       // Escapes take the general path; a raw control character is not JSON.
       if (k >= end || b[k] !== QUOTE) return -1;
-      if (field.strings !== null) field.strings.appendEncoded(b, i + 1, k);
-      else if (field.text !== null) {
-        if (!field.text.appendText(b, i + 1, k)) return -1;
-      } else if (column.append(b.toString('utf8', i + 1, k)) !== null) return -1;
-      return k + 1;
-    }
-    if (c === MINUS || (c >= ZERO && c <= ZERO + 9)) {
-      const after = this.readNumber(b, i, end, field.exact);
-      if (after < 0) return -1;
-      const n = this.number;
-      if (field.floats !== null) return field.floats.appendFinite(n) ? after : -1;
-      if (this.integral) {
-        if (field.int64 !== null) {
-          field.int64.appendSafeInteger(n);
-          return after;
-        }
-        if (field.int32 !== null && n >= -TWO_31 && n < TWO_31) {
-          field.int32.appendInt32(n + 0);
-          return after;
-        }
+      if (field.strings !== null) {
+        field.strings.appendEncoded(b, i + 1, k);
+        return k + 1;
       }
-      return column.append(n) !== null ? -1 : after;
+      return this.text(field, b, i + 1, k) ? k + 1 : -1;
     }
+    if (c === MINUS || (c >= ZERO && c <= ZERO + 9)) return this.numberValue(field, b, i, end);
+    return this.otherValue(field, b, i, end);
+  }
+
+  /** Appends a string's content `b[start, end)` (without escapes) to a column other than a string column's. */
+  private text(field: ByteField, b: Buffer, start: number, end: number): boolean {
+    if (field.text !== null) return field.text.appendText(b, start, end);
+    return field.slot.column.append(b.toString('utf8', start, end)) === null;
+  }
+
+  /** Appends the number at `b[i..]`; the position after it, or -1. */
+  private numberValue(field: ByteField, b: Buffer, i: number, end: number): number {
+    const after = this.readNumber(b, i, end, field.exact);
+    if (after < 0) return -1;
+    const n = this.number;
+    if (field.floats !== null) return field.floats.appendFinite(n) ? after : -1;
+    if (this.integral) {
+      if (field.int64 !== null) {
+        field.int64.appendSafeInteger(n);
+        return after;
+      }
+      if (field.int32 !== null && n >= -TWO_31 && n < TWO_31) {
+        field.int32.appendInt32(n + 0);
+        return after;
+      }
+    }
+    return field.slot.column.append(n) !== null ? -1 : after;
+  }
+
+  /** Appends an object, an array, null, true or false at `b[i..]`; the position after it, or -1. */
+  private otherValue(field: ByteField, b: Buffer, i: number, end: number): number {
+    const column = field.slot.column;
+    const c = b[i] as number;
     if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
       const after = nestedEnd(b, i, end);
       if (after < 0) return -1;

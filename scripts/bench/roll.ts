@@ -4,7 +4,8 @@
  *
  *  1. one full roll: ~64 MiB pending in 1,000 batches of one sink, sent over HTTP, rolled in
  *     one roll — seconds (the roll, lease to report), rows/s, peak RSS of the roller process
- *     (goals: ≤ 10 s, ≤ 512 MiB);
+ *     (goals: ≤ 10 s, ≤ 512 MiB), and the roller's CPU for the roll: its process's CPU less that
+ *     of the same command run first with nothing pending (start-up and the fixed steps);
  *  2. many sinks: N sinks (default 1,000), one small batch each, rolled once by one roller
  *     process (`roll --all-due`, TABLEMERE_ROLLER_CONCURRENCY) — rolls/s.
  *
@@ -34,14 +35,16 @@ interface RollerRun {
   summaries: Array<Record<string, unknown>>;
   wallSeconds: number;
   maxRssMiB: number | undefined;
+  /** CPU seconds of the whole process, start-up included. */
+  cpuSeconds: number | undefined;
 }
 
-/** The operator command as its own process, with its peak RSS reported at exit. */
+/** The operator command as its own process, with its peak RSS and CPU time reported at exit. */
 function runRoller(stack: TestStack, args: string[], env: Record<string, string> = {}): Promise<RollerRun> {
   const started = Date.now();
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', '--import', path.join(repoRoot, 'scripts/bench/roll-rss.mjs'), path.join(repoRoot, 'apps/roller/src/cli.ts'), ...args],
+    ['--import', 'tsx', '--import', path.join(repoRoot, 'scripts/bench/roll-usage.mjs'), path.join(repoRoot, 'apps/roller/src/cli.ts'), ...args],
     { cwd: repoRoot, env: stack.rollerEnv({ LOG_LEVEL: 'warn', ...env }), stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let stdout = '';
@@ -51,13 +54,14 @@ function runRoller(stack: TestStack, args: string[], env: Record<string, string>
   return new Promise((resolve, reject) => {
     child.on('error', reject);
     child.on('close', (code) => {
-      const rss = /\{"bench_max_rss_kib":(\d+)\}/.exec(stderr);
+      const usage = /\{"bench_max_rss_kib":(\d+),"bench_cpu_ms":(\d+)\}/.exec(stderr);
       if (code !== 0) process.stderr.write(stderr.slice(-4000));
       resolve({
         code,
         summaries: stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>),
         wallSeconds: (Date.now() - started) / 1000,
-        maxRssMiB: rss ? Number(rss[1]) / 1024 : undefined,
+        maxRssMiB: usage ? Number(usage[1]) / 1024 : undefined,
+        cpuSeconds: usage ? Number(usage[2]) / 1000 : undefined,
       });
     });
   });
@@ -89,6 +93,9 @@ async function fullRoll(stack: TestStack): Promise<void> {
   try {
     await createTable(stack, ns, 'readings', [...COLUMNS]);
     const sink = await createSink(stack, `bench_${suffix()}`, `${ns}.readings`);
+    // The same command with nothing pending: what start-up and the roll's fixed steps cost.
+    const idle = await runRoller(stack, ['roll', sink.id]);
+    if (idle.code !== 0 || idle.cpuSeconds === undefined) throw new Error(`the roll of an empty sink failed: ${JSON.stringify(idle.summaries)}`);
     const batchBytes = Math.floor((64 * MIB) / 1000) - 64;
     let seq = 0;
     let bytes = 0;
@@ -111,9 +118,15 @@ async function fullRoll(stack: TestStack): Promise<void> {
     const seconds = summary.seconds as number;
     const rows = summary.rows as number;
     console.log(`[full] ${JSON.stringify(summary)}`);
+    const cpu = (run.cpuSeconds ?? Number.NaN) - idle.cpuSeconds;
+    console.log(
+      `[full] roller CPU ${cpu.toFixed(2)} s for the roll = ${((cpu * 1000) / (bytes / MIB)).toFixed(1)} ms per MiB ` +
+        `(process ${run.cpuSeconds?.toFixed(2)} s, less ${idle.cpuSeconds.toFixed(2)} s for a roll with nothing pending)`,
+    );
     lines.push(
       `${today} bench:roll full roll: ${summary.batches} batches, ${(bytes / MIB).toFixed(1)} MiB NDJSON, ${rows} rows in ${seconds.toFixed(2)} s ` +
         `(${Math.round(rows / seconds)} rows/s, ${(bytes / MIB / seconds).toFixed(1)} MiB/s); roller peak RSS ${run.maxRssMiB?.toFixed(0)} MiB; ` +
+        `roller CPU ${cpu.toFixed(2)} s (${((cpu * 1000) / (bytes / MIB)).toFixed(1)} ms per MiB, start-up left out); ` +
         `process wall ${run.wallSeconds.toFixed(1)} s (goals ≤ 10 s, ≤ 512 MiB)`,
     );
   } finally {

@@ -36,66 +36,11 @@ import {
   writeParquet,
 } from '@tablemere/iceberg';
 import { repoRoot, stackEnv } from '../../tests/support/stack.ts';
+import { SENSOR_SCHEMA as SCHEMA, sensorRows } from './sensor-rows.ts';
 
 const MIB = 1024 * 1024;
 const SELF = fileURLToPath(import.meta.url);
 
-const SCHEMA = {
-  type: 'struct' as const,
-  fields: [
-    { id: 1, name: 'seq', required: true, type: 'long' },
-    { id: 2, name: 'device', required: true, type: 'string' },
-    { id: 3, name: 'ts', required: true, type: 'timestamptz' },
-    { id: 4, name: 'temperature', required: false, type: 'double' },
-    { id: 5, name: 'humidity', required: false, type: 'float' },
-    { id: 6, name: 'battery', required: false, type: 'int' },
-    { id: 7, name: 'status', required: false, type: 'string' },
-    { id: 8, name: 'note', required: false, type: 'string' },
-  ],
-};
-
-const STATUSES = ['ok', 'ok', 'ok', 'degraded', 'offline'];
-const NOTES = ['', 'door open', 'fan high', 'calibrated', 'restarted', 'low signal'];
-
-/** Deterministic pseudo-random numbers (mulberry32), so every run appends the same data. */
-function prng(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-/** Sensor-like NDJSON in pieces of 1,000 rows, until about `bytes` (seeded: the same seed, the same rows). */
-function* sensorRows(seed: number, bytes: number): Generator<{ text: string; rows: number }> {
-  const random = prng(seed);
-  const start = Date.UTC(2026, 0, 1);
-  let written = 0;
-  let rows = 0;
-  while (written < bytes) {
-    const lines: string[] = [];
-    for (let i = 0; i < 1000; i++, rows++) {
-      const micros = String(Math.floor(random() * 1e6)).padStart(6, '0');
-      const ts = new Date(start + rows * 60_000).toISOString().replace(/\.\d{3}Z$/, `.${micros}Z`);
-      const row: Record<string, unknown> = {
-        seq: rows,
-        device: `dev-${String(Math.floor(random() * 5000)).padStart(5, '0')}`,
-        ts,
-        temperature: Math.round((random() * 60 - 20) * 100) / 100,
-        humidity: Math.round(random() * 1000) / 10,
-        battery: Math.floor(random() * 101),
-        status: STATUSES[Math.floor(random() * STATUSES.length)],
-        note: random() < 0.5 ? null : NOTES[Math.floor(random() * NOTES.length)],
-      };
-      lines.push(JSON.stringify(row));
-    }
-    const text = `${lines.join('\n')}\n`;
-    written += Buffer.byteLength(text);
-    yield { text, rows: 1000 };
-  }
-}
 
 /** Writes the benchmark's NDJSON file of about `bytes`; returns the row count. */
 async function generate(file: string, bytes: number): Promise<number> {

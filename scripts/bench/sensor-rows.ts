@@ -1,4 +1,4 @@
-/** Rows shaped like a sensor sink's, for the roll and upkeep benchmarks. */
+/** Rows shaped like a sensor sink's, for the append, roll, upkeep and convert benchmarks. */
 
 export const COLUMNS = [
   { name: 'seq', type: 'long', required: true },
@@ -11,8 +11,57 @@ export const COLUMNS = [
   { name: 'note', type: 'string' },
 ] as const;
 
+/** COLUMNS as an Iceberg schema (JSON), field ids from 1 in order. */
+export const SENSOR_SCHEMA = {
+  type: 'struct' as const,
+  fields: COLUMNS.map((column, i) => ({ id: i + 1, name: column.name, required: 'required' in column && column.required, type: column.type })),
+};
+
 const STATUSES = ['ok', 'ok', 'ok', 'degraded', 'offline'];
 const NOTES = ['', 'door open', 'fan high', 'calibrated', 'restarted', 'low signal'];
+
+/** Deterministic pseudo-random numbers (mulberry32), so every run appends the same data. */
+function prng(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/**
+ * Sensor NDJSON (the append benchmark's) in pieces of 1,000 rows, until about `bytes`; the
+ * same seed gives the same rows. Half the notes are null, timestamps carry microseconds.
+ */
+export function* sensorRows(seed: number, bytes: number): Generator<{ text: string; rows: number }> {
+  const random = prng(seed);
+  const start = Date.UTC(2026, 0, 1);
+  let written = 0;
+  let rows = 0;
+  while (written < bytes) {
+    const lines: string[] = [];
+    for (let i = 0; i < 1000; i++, rows++) {
+      const micros = String(Math.floor(random() * 1e6)).padStart(6, '0');
+      const ts = new Date(start + rows * 60_000).toISOString().replace(/\.\d{3}Z$/, `.${micros}Z`);
+      const row: Record<string, unknown> = {
+        seq: rows,
+        device: `dev-${String(Math.floor(random() * 5000)).padStart(5, '0')}`,
+        ts,
+        temperature: Math.round((random() * 60 - 20) * 100) / 100,
+        humidity: Math.round(random() * 1000) / 10,
+        battery: Math.floor(random() * 101),
+        status: STATUSES[Math.floor(random() * STATUSES.length)],
+        note: random() < 0.5 ? null : NOTES[Math.floor(random() * NOTES.length)],
+      };
+      lines.push(JSON.stringify(row));
+    }
+    const text = `${lines.join('\n')}\n`;
+    written += Buffer.byteLength(text);
+    yield { text, rows: 1000 };
+  }
+}
 
 /** A JSON array of sensor rows of about `bytes` bytes; `seq` continues from `start`. */
 export function batchBody(start: number, bytes: number): { body: string; rows: number } {

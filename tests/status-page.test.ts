@@ -236,4 +236,39 @@ describe('the status page', () => {
     expect(await page.$eval('#problem', (p) => p.textContent)).toMatch(/unknown or revoked/);
     expect(await page.evaluate(() => sessionStorage.getItem('tablemere.status.admin-key'))).toBeNull();
   });
+
+  it('drops an answer that arrives after its key was forgotten', async () => {
+    // A refresh in flight when the operator presses Forget: its answer is held until then.
+    let holding = false;
+    let release: (() => Promise<void>) | undefined;
+    await page.setRequestInterception(true);
+    const hold = (request: import('puppeteer-core').HTTPRequest): void => {
+      if (holding && release === undefined && request.url().endsWith('/v1/status')) release = () => request.continue();
+      else void request.continue();
+    };
+    page.on('request', hold);
+    try {
+      await page.type('#key', stack.adminKey);
+      await page.click('#key-form button[type=submit]');
+      await page.waitForSelector(`tr[data-sink="${rolled.id}"]`, { visible: true });
+      holding = true;
+      await page.click('#refresh');
+      for (let waited = 0; release === undefined; waited += 20) {
+        if (waited > 5000) throw new Error('the page sent no status request');
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      await page.click('#forget');
+      const answered = page.waitForResponse((response) => response.url().endsWith('/v1/status'));
+      await release();
+      expect((await answered).status()).toBe(200);
+      // The page has read the answer once a task queued after it has run.
+      await page.evaluate(() => new Promise((resolve) => setTimeout(resolve, 100)));
+      expect(await (await page.$('#sinks'))!.isVisible()).toBe(false);
+      expect(await (await page.$('#key-form'))!.isVisible()).toBe(true);
+      expect(await page.evaluate(() => sessionStorage.getItem('tablemere.status.admin-key'))).toBeNull();
+    } finally {
+      page.off('request', hold);
+      await page.setRequestInterception(false);
+    }
+  });
 });

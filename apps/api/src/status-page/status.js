@@ -7,7 +7,8 @@ const KEY_ITEM = 'tablemere.status.admin-key';
 const REFRESH_MS = 10_000;
 
 const $ = (id) => document.getElementById(id);
-const state = { status: null, sortKey: 'name', descending: false, loading: false };
+// loading: the key whose refresh is in flight, so a key pasted meanwhile still gets its own.
+const state = { status: null, sortKey: 'name', descending: false, loading: null };
 
 function storedKey() {
   return sessionStorage.getItem(KEY_ITEM);
@@ -203,8 +204,8 @@ function render() {
 
 async function refresh() {
   const key = storedKey();
-  if (!key || state.loading) return;
-  state.loading = true;
+  if (!key || state.loading === key) return;
+  state.loading = key;
   try {
     const response = await fetch('v1/status', {
       headers: { authorization: `Bearer ${key}`, accept: 'application/json' },
@@ -212,6 +213,8 @@ async function refresh() {
       credentials: 'omit',
     });
     const body = await response.json().catch(() => null);
+    // The key was forgotten or replaced while this was in flight: its answer is not shown.
+    if (storedKey() !== key) return;
     if (response.status === 401 || response.status === 403) {
       forgetKey(`${body?.error?.message ?? 'The key was refused.'} Paste an admin key of the project.`);
       return;
@@ -221,9 +224,10 @@ async function refresh() {
     showProblem(null);
     render();
   } catch (error) {
+    if (storedKey() !== key) return;
     showProblem(`Could not refresh: ${error.message}. Retrying every ${REFRESH_MS / 1000} s; the table shows the last figures.`);
   } finally {
-    state.loading = false;
+    if (state.loading === key) state.loading = null;
   }
 }
 

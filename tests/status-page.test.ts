@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { OperatorStatus, type CreatedSink } from '@tablemere/contracts';
-import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import puppeteer, { type Browser, type HTTPRequest, type Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSink, createTable, send } from '../apps/roller/test/support/api.ts';
 import { readBoth } from '../apps/roller/test/support/expect.ts';
@@ -242,7 +242,7 @@ describe('the status page', () => {
     let holding = false;
     let release: (() => Promise<void>) | undefined;
     await page.setRequestInterception(true);
-    const hold = (request: import('puppeteer-core').HTTPRequest): void => {
+    const hold = (request: HTTPRequest): void => {
       if (holding && release === undefined && request.url().endsWith('/v1/status')) release = () => request.continue();
       else void request.continue();
     };

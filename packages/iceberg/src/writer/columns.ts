@@ -330,18 +330,14 @@ export class Int64Column extends LeafColumn {
   appendText(bytes: Uint8Array, start: number, end: number): boolean {
     const n = this.parseText?.(bytes, start, end);
     if (n === undefined) return false;
-    const i = this.nextSlot();
-    this.store(n, i);
-    this.taken(i);
+    this.appendInteger(n);
     return true;
   }
 
-  /** Appends a safe integer (what `append` would store for it). */
-  appendSafeInteger(n: number): void {
+  /** Appends an integer the caller knows is in the 64-bit range (what `append` would store for it). */
+  appendInteger(n: number | bigint): void {
     const i = this.nextSlot();
-    const hi = Math.floor(n / TWO_32);
-    this.words[2 * i] = n - hi * TWO_32;
-    this.words[2 * i + 1] = hi;
+    this.store(n, i);
     this.taken(i);
   }
 

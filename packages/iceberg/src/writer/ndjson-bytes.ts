@@ -213,7 +213,7 @@ export class ByteRowReader {
     if (field.floats !== null) return field.floats.appendFinite(n) ? after : -1;
     if (this.integral) {
       if (field.int64 !== null) {
-        field.int64.appendSafeInteger(n);
+        field.int64.appendInteger(n);
         return after;
       }
       if (field.int32 !== null && n >= -TWO_31 && n < TWO_31) {

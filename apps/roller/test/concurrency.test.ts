@@ -56,23 +56,30 @@ describe('concurrency', () => {
     const writer = otherWriter(ns, 'events', path.join(tmpdir(), `stop-${suffix()}`), 0);
     const attempts: number[] = [];
     let conflicts = 0;
+    // Batches sent and not yet committed: a roll takes all of them.
+    let waiting = 0;
+    const roll = async (): Promise<boolean> => {
+      const run = await runCli(['roll', sink.id], stack.rollerEnv());
+      const [summary] = summaries(run);
+      if (summary?.status === 'failed') {
+        expect(summary).toMatchObject({ reason: 'commit_conflict' });
+        conflicts++;
+        return false;
+      }
+      expect(run.code, run.stderr).toBe(0);
+      expect(summary).toMatchObject({ outcome: 'committed', batches: waiting, rows: waiting * 5 });
+      attempts.push(summary!.attempts as number);
+      waiting = 0;
+      return true;
+    };
     try {
       for (let round = 0; round < 5; round++) {
         for (let b = 0; b < 3; b++) await producer.batch(`r${round}-b${b}`);
-        // A roll that lost every race ends as commit_conflict; the next one rolls the same batches.
-        for (let tries = 0; tries < 5; tries++) {
-          const run = await runCli(['roll', sink.id], stack.rollerEnv());
-          const [summary] = summaries(run);
-          if (summary?.status === 'failed') {
-            expect(summary).toMatchObject({ reason: 'commit_conflict' });
-            conflicts++;
-            continue;
-          }
-          expect(run.code, run.stderr).toBe(0);
-          expect(summary).toMatchObject({ outcome: 'committed', batches: 3, rows: 15 });
-          attempts.push(summary!.attempts as number);
-          break;
-        }
+        waiting += 3;
+        // A roll that lost every race ends as commit_conflict; the next one rolls the same
+        // batches. A writer that never pauses can win every race for a while (optimistic
+        // commits promise no turn): then the next round's roll takes both rounds' batches.
+        for (let tries = 0; tries < 5 && !(await roll()); tries++);
       }
     } finally {
       const other = await writer.stop();
@@ -81,7 +88,9 @@ describe('concurrency', () => {
       );
       expect(other.appends).toBeGreaterThan(0);
     }
-    expect(attempts).toHaveLength(5);
+    // Most rolls commit against the other writer; what is left lands once it has stopped.
+    expect(attempts.length).toBeGreaterThan(0);
+    if (waiting > 0) expect(await roll()).toBe(true);
     const rows = await readBoth(stack, ns, 'events');
     expect(sinkXs(rows)).toEqual(producer.sent);
     expect(rows.filter((r) => r.who === 'other writer').length).toBeGreaterThan(0);

@@ -37,12 +37,19 @@ const options = args.injected ? { injected: ['__ingest_ts'] } : {};
 const converters = [ours, theirs].map((lib) => lib.compileRowConverter(lib.schemaFromJson({ type: 'struct', 'schema-id': 0, fields }), options));
 
 /** The rows as chunks of whole lines of about `--chunk-mib` each. */
-const chunks = [...sensorRows(42, Number(args.mib) * MIB)].reduce<Buffer[]>((all, piece) => {
-  const last = all.at(-1);
-  if (last !== undefined && last.length < Number(args['chunk-mib']) * MIB) all[all.length - 1] = Buffer.concat([last, Buffer.from(piece.text)]);
-  else all.push(Buffer.from(piece.text));
-  return all;
-}, []);
+const chunks: Buffer[] = [];
+let pieces: string[] = [];
+let size = 0;
+for (const piece of sensorRows(42, Number(args.mib) * MIB)) {
+  pieces.push(piece.text);
+  size += piece.text.length;
+  if (size >= Number(args['chunk-mib']) * MIB) {
+    chunks.push(Buffer.from(pieces.join('')));
+    pieces = [];
+    size = 0;
+  }
+}
+if (pieces.length > 0) chunks.push(Buffer.from(pieces.join('')));
 
 const cpuMicros = (): number => {
   const usage = process.cpuUsage();

@@ -8,7 +8,7 @@ import {
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { StoreError, isStoreError, toStoreError } from './errors.ts';
-import { refusalError, type SignedGetAnswer, signedHttpFor, type SignedPutAnswer } from './signed-http.ts';
+import { META_PREFIX, refusalError, type SignedGetAnswer, signedHttpFor, type SignedPutAnswer } from './signed-http.ts';
 
 /** DeleteObjects takes at most this many keys per call (S3's limit, SeaweedFS's too). */
 export const DELETE_BATCH_LIMIT = 1000;
@@ -71,9 +71,6 @@ export interface DeleteResult {
   /** Keys the store refused, each with its reason; the others went through. */
   failed: DeleteFailure[];
 }
-
-/** User metadata comes back as headers with this prefix (names in lowercase). */
-const META_PREFIX = 'x-amz-meta-';
 
 const unquote = (etag: string | undefined) => etag?.replace(/^"|"$/g, '');
 

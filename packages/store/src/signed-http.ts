@@ -6,6 +6,13 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { kindOfAnswer, StoreError } from './errors.ts';
 
+/** The signer and where it signs for, made once per client. */
+interface Setup {
+  signer: SignatureV4;
+  origin: URL;
+  signPayload: boolean;
+}
+
 /** Where a signed request goes: one object of a bucket. */
 interface ObjectRequest {
   bucket: string;
@@ -37,6 +44,9 @@ export type SignedPutAnswer = { ok: true; etag: string | undefined } | Refused;
  * reads it to the end or destroys it), or a refusal.
  */
 export type SignedGetAnswer = { ok: true; headers: IncomingHttpHeaders; body: IncomingMessage } | Refused;
+
+/** User metadata travels as headers with this prefix (names in lowercase). */
+export const META_PREFIX = 'x-amz-meta-';
 
 /** Deadline of one request, connect and body included; a 16 MiB body on a slow link fits. */
 const REQUEST_TIMEOUT_MS = 30_000;
@@ -113,7 +123,7 @@ function encodeKey(key: string): string {
 export class SignedHttp {
   private readonly httpAgent = new http.Agent({ keepAlive: true, maxSockets: 64 });
   private readonly httpsAgent = new https.Agent({ keepAlive: true, maxSockets: 64 });
-  private signer: Promise<{ signer: SignatureV4; origin: URL; signPayload: boolean }> | undefined;
+  private signer: Promise<Setup> | undefined;
 
   /** `signPayload` overrides signsPayload(endpoint): true hashes every PUT's payload into its signature. */
   constructor(
@@ -122,27 +132,26 @@ export class SignedHttp {
   ) {}
 
   async put(request: SignedPutRequest): Promise<SignedPutAnswer> {
-    const { signPayload } = await this.setup();
+    const setup = await this.setup();
     const headers: Record<string, string> = {
       'content-type': request.contentType,
       'content-length': String(request.body.byteLength),
-      'x-amz-content-sha256': signPayload ? createHash('sha256').update(request.body).digest('hex') : UNSIGNED_PAYLOAD,
+      'x-amz-content-sha256': setup.signPayload ? createHash('sha256').update(request.body).digest('hex') : UNSIGNED_PAYLOAD,
     };
-    for (const [name, value] of Object.entries(request.metadata)) headers[`x-amz-meta-${name.toLowerCase()}`] = value;
+    for (const [name, value] of Object.entries(request.metadata)) headers[`${META_PREFIX}${name.toLowerCase()}`] = value;
     if (request.ifAbsent) headers['if-none-match'] = '*';
-    const res = await this.send('PUT', request, headers, request.body);
-    const refused = await refusal(res);
-    if (refused !== null) return refused;
+    const res = await this.send(setup, 'PUT', request, headers, request.body);
+    if (!succeeded(res)) return refusal(res);
     await finished(res.resume());
     return { ok: true, etag: res.headers.etag?.replace(/^"|"$/g, '') };
   }
 
   async get(request: SignedGetRequest): Promise<SignedGetAnswer> {
-    const res = await this.send('GET', request, { 'x-amz-content-sha256': UNSIGNED_PAYLOAD });
-    return (await refusal(res)) ?? { ok: true, headers: res.headers, body: res };
+    const res = await this.send(await this.setup(), 'GET', request, { 'x-amz-content-sha256': UNSIGNED_PAYLOAD });
+    return succeeded(res) ? { ok: true, headers: res.headers, body: res } : refusal(res);
   }
 
-  private setup(): Promise<{ signer: SignatureV4; origin: URL; signPayload: boolean }> {
+  private setup(): Promise<Setup> {
     this.signer ??= (async () => {
       const config = this.client.config;
       const region = await config.region();
@@ -158,17 +167,16 @@ export class SignedHttp {
   }
 
   /** Sends the request, once more if a kept-alive socket was already closed; resolves with the answer's head. */
-  private async send(method: 'GET' | 'PUT', request: ObjectRequest, headers: Record<string, string>, body?: Uint8Array): Promise<IncomingMessage> {
+  private async send(setup: Setup, method: 'GET' | 'PUT', request: ObjectRequest, headers: Record<string, string>, body?: Uint8Array): Promise<IncomingMessage> {
     try {
-      return await this.once(method, request, headers, body);
+      return await this.once(setup, method, request, headers, body);
     } catch (error) {
       if (!(error instanceof StaleSocket)) throw error;
-      return this.once(method, request, headers, body);
+      return this.once(setup, method, request, headers, body);
     }
   }
 
-  private async once(method: 'GET' | 'PUT', request: ObjectRequest, headers: Record<string, string>, body?: Uint8Array): Promise<IncomingMessage> {
-    const { signer, origin } = await this.setup();
+  private async once({ signer, origin }: Setup, method: 'GET' | 'PUT', request: ObjectRequest, headers: Record<string, string>, body?: Uint8Array): Promise<IncomingMessage> {
     const path = `${origin.pathname.replace(/\/+$/, '')}/${request.bucket}/${encodeKey(request.key)}`;
     const signed = await signer.sign({
       method,
@@ -210,10 +218,14 @@ export class SignedHttp {
   }
 }
 
-/** A non-2xx answer as a refusal, its body read for the error code; null (body untouched) for 2xx. */
-async function refusal(res: IncomingMessage): Promise<Refused | null> {
+function succeeded(res: IncomingMessage): boolean {
   const status = res.statusCode ?? 0;
-  if (status >= 200 && status < 300) return null;
+  return status >= 200 && status < 300;
+}
+
+/** A non-2xx answer as a refusal, its body read for the error code. */
+async function refusal(res: IncomingMessage): Promise<Refused> {
+  const status = res.statusCode ?? 0;
   const chunks: Buffer[] = [];
   for await (const chunk of res) chunks.push(chunk as Buffer);
   // The error document names its code: <Error><Code>AccessDenied</Code>... (a HEAD-like answer may have none).

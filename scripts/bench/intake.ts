@@ -50,7 +50,7 @@ const { values: args } = parseArgs({
     pin: { type: 'boolean', default: false },
     /** Writes a V8 CPU profile of the API process into this directory (open it in Chrome DevTools). */
     profile: { type: 'string' },
-    /** More node options for the API process, e.g. `--node-arg=--perf-basic-prof` for `perf record -p`, or `--node-arg=--trace-gc`. */
+    /** More node options for the API and relay processes, e.g. `--node-arg=--perf-basic-prof` for `perf record -p`, or `--node-arg=--trace-gc`. */
     'node-arg': { type: 'string', multiple: true, default: [] },
   },
 });
@@ -270,10 +270,19 @@ async function main(): Promise<void> {
   const namespace = `bench_intake_${run}`;
   const barePrefix = `bench-intake/${run}/`;
   const relayPort = await freePort();
-  const relay = await startServer(`intake-relay-${run}`, 'scripts/bench/relay.ts', [], { TABLEMERE_RELAY_PORT: String(relayPort), TABLEMERE_RELAY_PREFIX: `${barePrefix}relay/` }, relayPort, '/');
+  const relay = await startServer(`intake-relay-${run}`, 'scripts/bench/relay.ts', args['node-arg'], { TABLEMERE_RELAY_PORT: String(relayPort), TABLEMERE_RELAY_PREFIX: `${barePrefix}relay/` }, relayPort, '/');
+  const fastifyRelayPort = await freePort();
+  const fastifyRelay = await startServer(
+    `intake-fastify-relay-${run}`,
+    'scripts/bench/relay.ts',
+    args['node-arg'],
+    { TABLEMERE_RELAY_PORT: String(fastifyRelayPort), TABLEMERE_RELAY_PREFIX: `${barePrefix}fastify-relay/`, TABLEMERE_RELAY_FASTIFY: '1' },
+    fastifyRelayPort,
+    '/',
+  );
   let sink: CreatedSink | undefined;
   try {
-    if (args.pin) pinSides([apiPid!, relay.child.pid!]);
+    if (args.pin) pinSides([apiPid!, relay.child.pid!, fastifyRelay.child.pid!]);
     await api(url, 'POST', '/v1/warehouses/garden/tables', adminKey, {
       namespace,
       name: 'events',
@@ -354,28 +363,33 @@ async function main(): Promise<void> {
     // Warm-up: connections, JIT, the sink's first rows.
     await phase(8, { count: 200 }, (i) => sendOne(`warm-${i}`, smallBodies[i % smallBodies.length]!));
     await phase(8, { count: 200 }, (i) => postTo(relay.url, `warm-${i}`, smallBodies[i % smallBodies.length]!));
+    await phase(8, { count: 200 }, (i) => postTo(fastifyRelay.url, `warm-${i}`, smallBodies[i % smallBodies.length]!));
     await phase(8, { count: 200 }, (i) => putOne(`${barePrefix}warm-${i}.ndjson`, smallBodies[i % smallBodies.length]!));
 
     const slice = { seconds: seconds / rounds };
-    const [smallApiRun, smallBareRun, smallSdkRun, smallRelayRun] = await alternate(rounds, [
+    const [smallApiRun, smallBareRun, smallSdkRun, smallRelayRun, smallFastifyRun] = await alternate(rounds, [
       (round) => phase(50, slice, (i) => sendOne(`s-${round}-${i}`, smallBodies[i % smallBodies.length]!), apiPid),
       (round) => phase(50, slice, (i) => putOne(`${barePrefix}s-${round}-${i}.ndjson`, smallBodies[i % smallBodies.length]!)),
       (round) => phase(50, slice, (i) => sdkPutOne(`${barePrefix}sdk-s-${round}-${i}.ndjson`, smallBodies[i % smallBodies.length]!)),
       (round) => phase(50, slice, (i) => postTo(relay.url, `s-${round}-${i}`, smallBodies[i % smallBodies.length]!), relay.child.pid),
+      (round) => phase(50, slice, (i) => postTo(fastifyRelay.url, `s-${round}-${i}`, smallBodies[i % smallBodies.length]!), fastifyRelay.child.pid),
     ]);
     const smallApi = describe('small via API (c=50)', smallApiRun!);
     const smallBare = describe('small bare PUT (c=50)', smallBareRun!);
     const smallSdk = describe('small SDK PutObject (c=50)', smallSdkRun!);
     const smallRelay = describe('small via bare relay (c=50)', smallRelayRun!);
+    describe('small via Fastify relay (c=50)', smallFastifyRun!);
     const share = { count: Math.max(1, Math.round(largeCount / rounds)) };
-    const [largeApiRun, largeBareRun, largeSdkRun] = await alternate(rounds, [
+    const [largeApiRun, largeBareRun, largeSdkRun, largeRelayRun] = await alternate(rounds, [
       (round) => phase(4, share, (i) => sendOne(`l-${round}-${i}`, largeBodies[i % largeBodies.length]!), apiPid),
       (round) => phase(4, share, (i) => putOne(`${barePrefix}l-${round}-${i}.ndjson`, largeBodies[i % largeBodies.length]!)),
       (round) => phase(4, share, (i) => sdkPutOne(`${barePrefix}sdk-l-${round}-${i}.ndjson`, largeBodies[i % largeBodies.length]!)),
+      (round) => phase(4, share, (i) => postTo(relay.url, `l-${round}-${i}`, largeBodies[i % largeBodies.length]!), relay.child.pid),
     ]);
     const largeApi = describe('large via API (c=4)', largeApiRun!);
     const largeBare = describe('large bare PUT (c=4)', largeBareRun!);
     const largeSdk = describe('large SDK PutObject (c=4)', largeSdkRun!);
+    describe('large via bare relay (c=4)', largeRelayRun!);
 
     // Peak RSS of the API process under 8 concurrent sends of (just under) 16 MiB.
     const biggest = batchBody(50_000_000, SEND_BODY_LIMIT - 4096);
@@ -408,11 +422,14 @@ async function main(): Promise<void> {
     const smallApiCpu = perBatch(smallApiRun!, 'serverCpuMs');
     const smallPgCpu = perBatch(smallApiRun!, 'postgresCpuMs');
     const relayCpu = perBatch(smallRelayRun!, 'serverCpuMs');
+    const fastifyRelayCpu = perBatch(smallFastifyRun!, 'serverCpuMs');
     const largeApiCpu = perBatch(largeApiRun!, 'serverCpuMs');
+    const largeRelayCpu = perBatch(largeRelayRun!, 'serverCpuMs');
     const cpuLine =
       `API ${smallApiCpu.toFixed(2)} ms + Postgres ${smallPgCpu.toFixed(2)} ms per small batch vs the relay's ${relayCpu.toFixed(2)} ms: ` +
       `API ${(smallApiCpu / relayCpu).toFixed(2)}x (goal <= 1.25x), API + Postgres ${((smallApiCpu + smallPgCpu) / relayCpu).toFixed(2)}x (goal <= 1.6x); ` +
-      `API ${largeApiCpu.toFixed(1)} ms per ~10 MB batch = ${(largeApiRun!.bytes / largeApiRun!.batches / MB / (largeApiCpu / 1000)).toFixed(0)} MB/s per core (goal <= 40 ms)`;
+      `the same relay as a Fastify route ${fastifyRelayCpu.toFixed(2)} ms (${(fastifyRelayCpu / relayCpu).toFixed(2)}x); ` +
+      `API ${largeApiCpu.toFixed(1)} ms per ~10 MB batch = ${(largeApiRun!.bytes / largeApiRun!.batches / MB / (largeApiCpu / 1000)).toFixed(0)} MB/s per core (goal <= 40 ms), the relay's ${largeRelayCpu.toFixed(1)} ms`;
     console.log(`CPU: ${cpuLine}`);
     console.log(`API RSS: idle ${(idleRss / MIB).toFixed(0)} MiB, peak under 8 x 16 MiB sends ${(peakRss / MIB).toFixed(0)} MiB (VmHWM ${(hwm / MIB).toFixed(0)} MiB; goal <= 1024 MiB)`);
     const date = new Date().toISOString().slice(0, 16).replace('T', ' ');
@@ -428,7 +445,7 @@ async function main(): Promise<void> {
     const bare: string[] = [];
     for await (const page of store.list(barePrefix)) bare.push(...page.objects.map((o) => o.key));
     await store.deleteMany(bare);
-    for (const server of [child, relay.child]) {
+    for (const server of [child, relay.child, fastifyRelay.child]) {
       server.kill('SIGTERM');
       await new Promise((resolve) => server.once('exit', resolve));
     }

@@ -5,7 +5,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { ApiError, apiError, RETRY_AFTER_SECONDS } from '../errors.ts';
 import { scanBatch } from './intake-scan.ts';
 import type { Claims } from './intake-claim.ts';
-import type { Settler } from './intake-settle.ts';
+import type { LedgerWrites } from './intake-writes.ts';
 import { ledgerEntry, storedAnswer } from './ledger.ts';
 import { sendKeyRefused } from './send-keys.ts';
 
@@ -14,8 +14,8 @@ import { sendKeyRefused } from './send-keys.ts';
  * in the order that loses nothing:
  *   1. claim (sink, batch id, body hash) in the ledger as 'storing' (intake-claim.ts);
  *   2. one PUT of the NDJSON object, never over an existing one;
- *   3. the row becomes 'pending' and the month's usage grows, in one transaction
- *      (intake-settle.ts);
+ *   3. the row becomes 'pending' and the month's usage grows, in one transaction;
+ * (1 and 3 go to the database in groups, both kinds in one statement: intake-writes.ts)
  * and only then 202. A failure at 2 removes the claim and answers 503, so no ledger row
  * claims a batch that is not stored.
  */
@@ -31,7 +31,7 @@ export interface IntakeDeps {
   pool: Pool;
   intake: ObjectStore;
   claims: Claims;
-  settler: Settler;
+  settler: LedgerWrites;
   log: FastifyBaseLogger;
 }
 

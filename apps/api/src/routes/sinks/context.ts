@@ -4,7 +4,7 @@ import type { BacklogGauge } from '../../domain/intake-backlog.ts';
 import type { InFlight } from '../../domain/intake-in-flight.ts';
 import type { BodyPool } from '../../http/body-pool.ts';
 import type { Claims } from '../../domain/intake-claim.ts';
-import type { Settler } from '../../domain/intake-settle.ts';
+import type { LedgerWrites } from '../../domain/intake-writes.ts';
 import type { SendKeyCache } from '../../domain/send-keys.ts';
 
 /** What the sink routes share: the app's deps, the intake store, the backlog gauge, the send keys and the ledger's group writers. */
@@ -14,7 +14,7 @@ export interface SinkRouteDeps extends RouteDeps {
   backlog: BacklogGauge;
   sendKeys: SendKeyCache;
   claims: Claims;
-  settler: Settler;
+  settler: LedgerWrites;
   /** Buffers for large send bodies. */
   bodies: BodyPool;
   /** The sends being read or stored now, weighed in bytes and capped per sink and per process. */

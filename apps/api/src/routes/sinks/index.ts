@@ -6,7 +6,7 @@ import { BacklogGauge } from '../../domain/intake-backlog.ts';
 import { Claims } from '../../domain/intake-claim.ts';
 import { InFlight } from '../../domain/intake-in-flight.ts';
 import { IntakeStores } from '../../domain/intake-stores.ts';
-import { Settler } from '../../domain/intake-settle.ts';
+import { LedgerWrites } from '../../domain/intake-writes.ts';
 import { SendKeyCache } from '../../domain/send-keys.ts';
 import { apiKeyScope } from '../../http/auth.ts';
 import { BodyPool } from '../../http/body-pool.ts';
@@ -32,13 +32,14 @@ const LARGE_BODY_BYTES = 1024 * 1024;
  */
 export function sinkRoutes(app: FastifyInstance, deps: RouteDeps): void {
   if (!deps.sinksEnabled) return;
+  const ledgerWrites = new LedgerWrites(deps.pool);
   const sinkDeps: SinkRouteDeps = {
     ...deps,
     intakes: new IntakeStores(deps.pool, deps.secrets, new ObjectStore(deps.s3, deps.intakeBucket)),
     backlog: new BacklogGauge(deps.pool, deps.sinkBacklog),
     sendKeys: new SendKeyCache(deps.pool),
-    claims: new Claims(deps.pool),
-    settler: new Settler(deps.pool),
+    claims: new Claims(deps.pool, ledgerWrites),
+    settler: ledgerWrites,
     bodies: new BodyPool(SEND_BODY_LIMIT, BODY_SLABS_KEPT, LARGE_BODY_BYTES),
     inFlight: new InFlight(deps.sendInFlight),
   };

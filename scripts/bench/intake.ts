@@ -269,17 +269,13 @@ async function main(): Promise<void> {
   const apiPid = child.pid;
   const namespace = `bench_intake_${run}`;
   const barePrefix = `bench-intake/${run}/`;
-  const relayPort = await freePort();
-  const relay = await startServer(`intake-relay-${run}`, 'scripts/bench/relay.ts', args['node-arg'], { TABLEMERE_RELAY_PORT: String(relayPort), TABLEMERE_RELAY_PREFIX: `${barePrefix}relay/` }, relayPort, '/');
-  const fastifyRelayPort = await freePort();
-  const fastifyRelay = await startServer(
-    `intake-fastify-relay-${run}`,
-    'scripts/bench/relay.ts',
-    args['node-arg'],
-    { TABLEMERE_RELAY_PORT: String(fastifyRelayPort), TABLEMERE_RELAY_PREFIX: `${barePrefix}fastify-relay/`, TABLEMERE_RELAY_FASTIFY: '1' },
-    fastifyRelayPort,
-    '/',
-  );
+  /** relay.ts as a process of its own, storing under `<barePrefix><name>/`. */
+  const startRelay = async (name: string, env: NodeJS.ProcessEnv = {}) => {
+    const port = await freePort();
+    return startServer(`intake-${name}-${run}`, 'scripts/bench/relay.ts', args['node-arg'], { TABLEMERE_RELAY_PORT: String(port), TABLEMERE_RELAY_PREFIX: `${barePrefix}${name}/`, ...env }, port, '/');
+  };
+  const relay = await startRelay('relay');
+  const fastifyRelay = await startRelay('fastify-relay', { TABLEMERE_RELAY_FASTIFY: '1' });
   let sink: CreatedSink | undefined;
   try {
     if (args.pin) pinSides([apiPid!, relay.child.pid!, fastifyRelay.child.pid!]);

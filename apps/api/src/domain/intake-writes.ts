@@ -97,20 +97,19 @@ const WRITE_SQL = `
   UNION ALL
   SELECT false, sink_id, batch_id, NULL FROM settled`;
 
-const idOf = (w: { sinkId: string; batchId: string }) => `${w.sinkId}/${w.batchId}`;
-
 /** One group's statement; answers each write in its order. */
 async function writeGroup(pool: Pool, writes: LedgerWrite[]): Promise<Array<string | boolean | undefined>> {
+  const ids = writes.map(({ claim, settle }) => {
+    const { sinkId, batchId } = claim ?? settle;
+    return `${sinkId}/${batchId}`;
+  });
   // Within one group only the first claim of an id is offered: a second one of the same id
   // sees the first's row afterwards.
   const firstClaims = new Map<string, ClaimRequest>();
   const settlements: Settlement[] = [];
-  for (const write of writes) {
-    if (write.claim) {
-      if (!firstClaims.has(idOf(write.claim))) firstClaims.set(idOf(write.claim), write.claim);
-    } else {
-      settlements.push(write.settle);
-    }
+  for (const [i, write] of writes.entries()) {
+    if (write.settle) settlements.push(write.settle);
+    else if (!firstClaims.has(ids[i]!)) firstClaims.set(ids[i]!, write.claim);
   }
   // One order for every group in every process, so two groups never wait on each other's rows.
   const offered = [...firstClaims.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([, request]) => request);
@@ -134,7 +133,5 @@ async function writeGroup(pool: Pool, writes: LedgerWrite[]): Promise<Array<stri
     if (row.claimed) inserted.set(id, row.received_text!);
     else settled.add(id);
   }
-  return writes.map((write) =>
-    write.claim ? (firstClaims.get(idOf(write.claim)) === write.claim ? inserted.get(idOf(write.claim)) : undefined) : settled.has(idOf(write.settle)),
-  );
+  return writes.map(({ claim }, i) => (claim ? (firstClaims.get(ids[i]!) === claim ? inserted.get(ids[i]!) : undefined) : settled.has(ids[i]!)));
 }

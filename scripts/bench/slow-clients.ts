@@ -21,7 +21,7 @@ import { parseArgs } from 'node:util';
 import type { CreatedSink } from '@tablemere/contracts';
 import { createDatabase, dropDatabase, migrate } from '@tablemere/db';
 import { bootstrap } from '../../apps/api/src/bootstrap.ts';
-import { DEFAULT_IN_FLIGHT_LIMITS } from '../../apps/api/src/domain/intake-in-flight.ts';
+import { DEFAULT_IN_FLIGHT_LIMITS } from '../../apps/api/src/domain/intake/in-flight.ts';
 import { DEFAULT_SERVER_TIMEOUTS } from '../../apps/api/src/http/server-limits.ts';
 import { dropNamespaces, stackCatalog, stackEnv, stackWarehouse } from '../../tests/support/stack.ts';
 import { api, cpuMsOf, rssBytes, startBenchApi } from './api-process.ts';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DEFAULT_IN_FLIGHT_LIMITS, type InFlightLimits } from './domain/intake-in-flight.ts';
+import { DEFAULT_IN_FLIGHT_LIMITS, type InFlightLimits } from './domain/intake/in-flight.ts';
 import { DEFAULT_SERVER_TIMEOUTS, type ServerTimeouts } from './http/server-limits.ts';
 
 const Url = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });

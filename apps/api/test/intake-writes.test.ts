@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { CreatedSink } from '@tablemere/contracts';
 import { queryOne, type Pool } from '@tablemere/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LedgerWrites, type ClaimRequest } from '../src/domain/intake-writes.ts';
+import { LedgerWrites, type ClaimRequest } from '../src/domain/intake/writes.ts';
 import { dropNamespace, startTestApi, suffix, type TestApi } from './support/harness.ts';
 import { createSink, createTable, newBatchId } from './support/sinks.ts';
 

@@ -3,9 +3,6 @@ import { StorableText, Timestamp } from './names.ts';
 
 const Count = z.number().int().nonnegative();
 
-/** The key prefix the intake writes under: transit, never counted as storage. */
-export const INTAKE_PREFIX = '_sink/';
-
 /** One sink's share of the month's intake; `name` is null once the sink row is gone. */
 export const SinkIngestUsage = z.object({
   sink_id: z.string(),

@@ -1,5 +1,6 @@
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
-import { INTAKE_PREFIX, type StorageMeasurement } from '@tablemere/contracts';
+import type { StorageMeasurement } from '@tablemere/contracts';
+import { INTAKE_ROOT } from '@tablemere/store';
 import { queryOne, type Queryable } from '@tablemere/db';
 import type { FastifyBaseLogger } from 'fastify';
 import { apiError, toApiError } from '../errors.ts';
@@ -26,7 +27,7 @@ export interface ObjectTotals {
 }
 
 /** Keys the meter leaves out: the intake at the bucket's root. */
-const isIntake = (key: string) => key.startsWith(INTAKE_PREFIX);
+const isIntake = (key: string) => key.startsWith(INTAKE_ROOT);
 
 async function* listPages(s3: S3Client, bucket: string, prefix: string, delimiter: string | undefined, signal?: AbortSignal) {
   let token: string | undefined;
@@ -140,7 +141,7 @@ export async function measureWarehouse(
     prefix: location.prefix,
     bytes: totals.bytes,
     objects: totals.objects,
-    skipped_prefixes: [INTAKE_PREFIX],
+    skipped_prefixes: [INTAKE_ROOT],
     trigger,
     duration_ms: durationMs,
     measured_at: row!.measured_at.toISOString(),

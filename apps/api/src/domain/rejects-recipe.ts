@@ -1,6 +1,6 @@
 import type { SinkRejectsRecipe } from '@tablemere/contracts';
 import { INTAKE_ROOT } from '@tablemere/store';
-import type { IntakePlacement } from './intake-stores.ts';
+import type { IntakePlacement } from './intake/stores.ts';
 import type { WarehouseAccess } from './warehouses.ts';
 
 /** Stands for the sink's id in the recipe: the reader fills it in. */

@@ -1,6 +1,6 @@
 import type { OperatorStatus, SinkLastDay } from '@tablemere/contracts';
 import { query, type Queryable } from '@tablemere/db';
-import type { BacklogLimits } from './intake-backlog.ts';
+import type { BacklogLimits } from './intake/backlog.ts';
 import { listSinks, type SinkViewContext } from './sinks.ts';
 
 interface LastDayRow extends SinkLastDay {

@@ -2,7 +2,7 @@ import { sinkIdOfSendKey, type ApiKeyLevel } from '@tablemere/contracts';
 import type { Pool } from '@tablemere/db';
 import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { authenticate } from '../domain/api-keys.ts';
-import { throughDatabase, type SendingSink } from '../domain/intake.ts';
+import { throughDatabase, type SendingSink } from '../domain/intake/accept.ts';
 import { levelAtLeast, type Principal } from '../domain/principal.ts';
 import { isSendKey, sendKeyMatches, sendKeyRefused, type SendKeyCache } from '../domain/send-keys.ts';
 import { apiError } from '../errors.ts';

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { BacklogLimits } from '../domain/intake-backlog.ts';
+import type { BacklogLimits } from '../domain/intake/backlog.ts';
 import { ERROR_CODES } from '../errors.ts';
 
 /** A batch the send route accepted (not a replay of an earlier one). */

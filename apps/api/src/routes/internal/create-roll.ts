@@ -1,7 +1,7 @@
 import { InternalSinkParams, RollIntentRequest, RollIntent } from '@tablemere/contracts';
 import type { FastifyInstance } from 'fastify';
 import type { InternalRouteDeps } from '../../deps.ts';
-import { createRollIntent } from '../../domain/rolls.ts';
+import { createRollIntent } from '../../domain/rolls/intents.ts';
 import { parse } from '../../http/parse.ts';
 
 /**

@@ -1,7 +1,7 @@
 import { InternalSinkParams, LeaseRequest, Lease } from '@tablemere/contracts';
 import type { FastifyInstance } from 'fastify';
 import type { InternalRouteDeps } from '../../deps.ts';
-import { acquireLease } from '../../domain/leases.ts';
+import { acquireLease } from '../../domain/rolls/leases.ts';
 import { parse } from '../../http/parse.ts';
 
 /** POST /internal/sinks/{id}/lease: take the sink's lease, or renew it with its lease_id. */

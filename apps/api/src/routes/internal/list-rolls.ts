@@ -1,7 +1,7 @@
 import { InternalSinkParams, RollsQuery, RollList } from '@tablemere/contracts';
 import type { FastifyInstance } from 'fastify';
 import type { InternalRouteDeps } from '../../deps.ts';
-import { listRolls as list } from '../../domain/rolls.ts';
+import { listRolls as list } from '../../domain/rolls/intents.ts';
 import { parse } from '../../http/parse.ts';
 
 /** GET /internal/sinks/{id}/rolls[?state=open][&limit=N]: the sink's rolls, newest first. */

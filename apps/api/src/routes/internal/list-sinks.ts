@@ -2,7 +2,7 @@ import { InternalSinksQuery, InternalSinkList } from '@tablemere/contracts';
 import { query } from '@tablemere/db';
 import type { FastifyInstance } from 'fastify';
 import type { InternalRouteDeps } from '../../deps.ts';
-import { rollerView } from '../../domain/rolls-due.ts';
+import { rollerView } from '../../domain/rolls/due.ts';
 import { parse } from '../../http/parse.ts';
 
 /**

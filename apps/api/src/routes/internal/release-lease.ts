@@ -1,7 +1,7 @@
 import { LeaseParams, LeaseRelease } from '@tablemere/contracts';
 import type { FastifyInstance } from 'fastify';
 import type { InternalRouteDeps } from '../../deps.ts';
-import { releaseLease as release } from '../../domain/leases.ts';
+import { releaseLease as release } from '../../domain/rolls/leases.ts';
 import { parse } from '../../http/parse.ts';
 
 /** DELETE /internal/sinks/{id}/lease/{lease_id}: `released: false` when it was no longer this lease. */

@@ -1,7 +1,7 @@
 import { InternalSinkParams, RollReport, RollReportResult } from '@tablemere/contracts';
 import type { FastifyInstance } from 'fastify';
 import type { InternalRouteDeps } from '../../deps.ts';
-import { reportRoll as record } from '../../domain/rolls-report.ts';
+import { reportRoll as record } from '../../domain/rolls/report.ts';
 import { parse } from '../../http/parse.ts';
 
 /** POST /internal/sinks/{id}/roll: the roller's report of one roll (idempotent). */

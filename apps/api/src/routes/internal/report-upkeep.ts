@@ -1,7 +1,7 @@
 import { InternalSinkParams, UpkeepReport, UpkeepReportResult } from '@tablemere/contracts';
 import type { FastifyInstance } from 'fastify';
 import type { InternalRouteDeps } from '../../deps.ts';
-import { reportUpkeep as record } from '../../domain/upkeep-report.ts';
+import { reportUpkeep as record } from '../../domain/rolls/upkeep-report.ts';
 import { parse } from '../../http/parse.ts';
 
 /** POST /internal/sinks/{id}/upkeep: the roller's report of one upkeep of the sink's table (idempotent). */

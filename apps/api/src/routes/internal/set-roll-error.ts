@@ -1,7 +1,7 @@
 import { InternalSinkParams, RollErrorRequest, RollErrorResult } from '@tablemere/contracts';
 import type { FastifyInstance } from 'fastify';
 import type { InternalRouteDeps } from '../../deps.ts';
-import { setRollError } from '../../domain/rolls-state.ts';
+import { setRollError } from '../../domain/rolls/state.ts';
 import { parse } from '../../http/parse.ts';
 
 /** PUT /internal/sinks/{id}/roll-error: why the last roll failed, or null after a good one. */

@@ -1,7 +1,7 @@
 import { InternalSinkParams, SinkStateRequest, SinkStateResult } from '@tablemere/contracts';
 import type { FastifyInstance } from 'fastify';
 import type { InternalRouteDeps } from '../../deps.ts';
-import { setSinkState } from '../../domain/rolls-state.ts';
+import { setSinkState } from '../../domain/rolls/state.ts';
 import { parse } from '../../http/parse.ts';
 
 /** PUT /internal/sinks/{id}/state: `table_missing` when the table is gone, `active` again when back. */

@@ -1,10 +1,10 @@
 import type { RouteDeps } from '../../deps.ts';
-import type { IntakeStores } from '../../domain/intake-stores.ts';
-import type { BacklogGauge } from '../../domain/intake-backlog.ts';
-import type { InFlight } from '../../domain/intake-in-flight.ts';
+import type { IntakeStores } from '../../domain/intake/stores.ts';
+import type { BacklogGauge } from '../../domain/intake/backlog.ts';
+import type { InFlight } from '../../domain/intake/in-flight.ts';
 import type { BodyPool } from '../../http/body-pool.ts';
-import type { Claims } from '../../domain/intake-claim.ts';
-import type { LedgerWrites } from '../../domain/intake-writes.ts';
+import type { Claims } from '../../domain/intake/claim.ts';
+import type { LedgerWrites } from '../../domain/intake/writes.ts';
 import type { SendKeyCache } from '../../domain/send-keys.ts';
 
 /** What the sink routes share: the app's deps, the intake store, the backlog gauge, the send keys and the ledger's group writers. */

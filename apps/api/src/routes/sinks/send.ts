@@ -3,9 +3,9 @@ import type { IncomingMessage } from 'node:http';
 import { IDEMPOTENCY_KEY_PATTERN, SEND_BODY_LIMIT, SendBatch, SendParams, SendResult } from '@tablemere/contracts';
 import { queryOne } from '@tablemere/db';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { BACKLOG_RETRY_AFTER_SECONDS, backlogFull } from '../../domain/intake-backlog.ts';
-import { BUSY_RETRY_AFTER_SECONDS, inFlightWeight } from '../../domain/intake-in-flight.ts';
-import { acceptBatch, throughDatabase, type IntakeAnswer, type SendBody } from '../../domain/intake.ts';
+import { BACKLOG_RETRY_AFTER_SECONDS, backlogFull } from '../../domain/intake/backlog.ts';
+import { BUSY_RETRY_AFTER_SECONDS, inFlightWeight } from '../../domain/intake/in-flight.ts';
+import { acceptBatch, throughDatabase, type IntakeAnswer, type SendBody } from '../../domain/intake/accept.ts';
 import type { BodyPool } from '../../http/body-pool.ts';
 import { senderOf, sendKeyScope } from '../../http/auth.ts';
 import { apiError, RETRY_AFTER_SECONDS } from '../../errors.ts';
@@ -147,7 +147,7 @@ const SEND_DOC: RouteDoc = {
 /**
  * POST /v1/sinks/{sink_id}: the send route. Before a byte of the body is read: the send key
  * (scope hook), the Idempotency-Key, the content type, the caps on body bytes in flight, the
- * backlog cap. Then the body (at most 16 MiB), and the intake (domain/intake.ts).
+ * backlog cap. Then the body (at most 16 MiB), and the intake (domain/intake/accept.ts).
  */
 export function sendBatch(app: FastifyInstance, deps: SinkRouteDeps): void {
   app.register(

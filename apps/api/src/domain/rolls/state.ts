@@ -1,6 +1,6 @@
 import type { RollErrorRequest, RollErrorResult, SinkStateRequest, SinkStateResult } from '@tablemere/contracts';
 import { query, transaction, type Pool } from '@tablemere/db';
-import { recordAudit } from './audit.ts';
+import { recordAudit } from '../audit.ts';
 import { requireLease, requireLiveSink } from './leases.ts';
 
 /**

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '../errors.ts';
-import { InFlight, inFlightWeight } from './intake-in-flight.ts';
+import { ApiError } from '../../errors.ts';
+import { InFlight, inFlightWeight } from './in-flight.ts';
 
 const MIB = 1024 * 1024;
 

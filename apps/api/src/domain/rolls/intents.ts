@@ -1,6 +1,6 @@
 import type { RollIntent, RollIntentRequest, RollsQuery } from '@tablemere/contracts';
 import { query, queryOne, transaction, type Pool, type Queryable } from '@tablemere/db';
-import { apiError } from '../errors.ts';
+import { apiError } from '../../errors.ts';
 import { requireLease, requireLiveSink } from './leases.ts';
 
 export interface RollRow {

@@ -1,11 +1,11 @@
 import type { RollReport, RollReportResult } from '@tablemere/contracts';
 import { query, queryOne, type Pool, type PoolClient } from '@tablemere/db';
-import { apiError } from '../errors.ts';
-import { receivedText } from './ledger.ts';
-import { countIngestSql } from './usage.ts';
-import { recordAudit } from './audit.ts';
+import { apiError } from '../../errors.ts';
+import { receivedText } from '../intake/ledger.ts';
+import { countIngestSql } from '../usage.ts';
+import { recordAudit } from '../audit.ts';
 import { millisText, recordReport } from './reports.ts';
-import { rollConflict, type RollRow } from './rolls.ts';
+import { rollConflict, type RollRow } from './intents.ts';
 
 /** The roll row a report closes: its intent, or one recorded by an earlier identical report. */
 async function findRoll(client: PoolClient, sinkId: string, report: RollReport): Promise<RollRow | undefined> {

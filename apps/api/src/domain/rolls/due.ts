@@ -1,6 +1,5 @@
 import {
   catalogAuthToWire,
-  INTAKE_PREFIX,
   ROLL_MAX_BATCHES,
   type DueReason,
   type InternalSink,
@@ -9,9 +8,10 @@ import {
   type UpkeepOutcome,
 } from '@tablemere/contracts';
 import { query, type Queryable } from '@tablemere/db';
-import { intakePlacement } from './intake-stores.ts';
-import type { SecretBox } from './secrets.ts';
-import { openWarehouses, type WarehouseAccess } from './warehouses.ts';
+import { rejectsPrefix, sinkPrefix } from '@tablemere/store';
+import { intakePlacement } from '../intake/stores.ts';
+import type { SecretBox } from '../secrets.ts';
+import { openWarehouses, type WarehouseAccess } from '../warehouses.ts';
 
 interface ViewRow {
   id: string;
@@ -153,8 +153,8 @@ export async function rollerView(db: Queryable, box: SecretBox, options: RollerV
       warehouse: warehouseWire(opened.get(row.warehouse_id)!),
       intake: {
         ...intakePlacement(opened.get(row.warehouse_id)!, options.intakeBucket),
-        prefix: `${INTAKE_PREFIX}${row.id}/`,
-        rejects_prefix: `${INTAKE_PREFIX}${row.id}/rejects/`,
+        prefix: sinkPrefix(row.id),
+        rejects_prefix: rejectsPrefix(row.id),
       },
     };
   });

@@ -1,6 +1,6 @@
 import { randomInt } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { MAX_NESTING, scanBatch, type ScanOutcome } from './intake-scan.ts';
+import { MAX_NESTING, scanBatch, type ScanOutcome } from './scan.ts';
 
 const scan = (text: string | Buffer, limit = 1000): ScanOutcome => scanBatch(Buffer.isBuffer(text) ? Buffer.from(text) : Buffer.from(text, 'utf8'), limit);
 

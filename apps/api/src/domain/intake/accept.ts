@@ -2,20 +2,20 @@ import { SEND_REASONS_LIMIT, type SendResult } from '@tablemere/contracts';
 import { query, type Pool } from '@tablemere/db';
 import { BATCH_CONTENT_TYPE, BATCH_METADATA, batchKey, isStoreError, md5Hex, type ObjectStore } from '@tablemere/store';
 import type { FastifyBaseLogger } from 'fastify';
-import { ApiError, apiError, RETRY_AFTER_SECONDS } from '../errors.ts';
-import { scanBatch } from './intake-scan.ts';
-import type { Claims } from './intake-claim.ts';
-import type { LedgerWrites } from './intake-writes.ts';
+import { ApiError, apiError, RETRY_AFTER_SECONDS } from '../../errors.ts';
+import { scanBatch } from './scan.ts';
+import type { Claims } from './claim.ts';
+import type { LedgerWrites } from './writes.ts';
 import { ledgerEntry, storedAnswer } from './ledger.ts';
-import { sendKeyRefused } from './send-keys.ts';
+import { sendKeyRefused } from '../send-keys.ts';
 
 /**
  * The intake: one batch from its checked body to a durable object and a pending ledger row,
  * in the order that loses nothing:
- *   1. claim (sink, batch id, body hash) in the ledger as 'storing' (intake-claim.ts);
+ *   1. claim (sink, batch id, body hash) in the ledger as 'storing' (claim.ts);
  *   2. one PUT of the NDJSON object, never over an existing one;
  *   3. the row becomes 'pending' and the month's usage grows, in one transaction;
- * (1 and 3 go to the database in groups, both kinds in one statement: intake-writes.ts)
+ * (1 and 3 go to the database in groups, both kinds in one statement: writes.ts)
  * and only then 202. A failure at 2 removes the claim and answers 503, so no ledger row
  * claims a batch that is not stored.
  */

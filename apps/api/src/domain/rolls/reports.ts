@@ -1,5 +1,5 @@
 import { queryOne, transaction, type Pool, type PoolClient } from '@tablemere/db';
-import { apiError } from '../errors.ts';
+import { apiError } from '../../errors.ts';
 import { requireLease } from './leases.ts';
 
 /**

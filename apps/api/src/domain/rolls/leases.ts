@@ -1,6 +1,6 @@
 import type { Lease, LeaseRequest } from '@tablemere/contracts';
 import { query, queryOne, type Queryable } from '@tablemere/db';
-import { apiError } from '../errors.ts';
+import { apiError } from '../../errors.ts';
 
 interface LeaseRow {
   sink_id: string;

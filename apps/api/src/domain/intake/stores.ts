@@ -1,8 +1,8 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { Queryable } from '@tablemere/db';
 import { createS3Client, ObjectStore } from '@tablemere/store';
-import type { SecretBox } from './secrets.ts';
-import { openWarehouses, type WarehouseAccess } from './warehouses.ts';
+import type { SecretBox } from '../secrets.ts';
+import { openWarehouses, type WarehouseAccess } from '../warehouses.ts';
 
 /** Where a warehouse's sinks keep `_sink/`, and whose credentials write it. */
 export interface IntakePlacement {

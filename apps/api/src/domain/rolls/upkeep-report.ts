@@ -1,8 +1,8 @@
 import type { SinkUpkeepRun, UpkeepReport, UpkeepReportResult } from '@tablemere/contracts';
 import { query, queryOne, type Pool } from '@tablemere/db';
-import { apiError } from '../errors.ts';
-import { recordAudit } from './audit.ts';
-import { receivedText } from './ledger.ts';
+import { apiError } from '../../errors.ts';
+import { recordAudit } from '../audit.ts';
+import { receivedText } from '../intake/ledger.ts';
 import { millisText, recordReport } from './reports.ts';
 
 interface UpkeepRow {

@@ -1,6 +1,6 @@
 import type { SendResult } from '@tablemere/contracts';
 import { queryOne, type Pool } from '@tablemere/db';
-import type { ClaimRequest, LedgerWrites } from './intake-writes.ts';
+import type { ClaimRequest, LedgerWrites } from './writes.ts';
 import { ledgerEntry, receivedText, storedAnswer } from './ledger.ts';
 
 /**
@@ -21,7 +21,7 @@ export type Claim =
 /**
  * Step 1 of the intake: the ledger row for (sink, batch) as 'storing', or what an earlier
  * row with this id says. New claims, by far the common case, are inserted in groups, together
- * with the settlements that arrived meanwhile (intake-writes.ts).
+ * with the settlements that arrived meanwhile (writes.ts).
  * An id already in the ledger is then looked at on its own. Only a live sink gets a claim,
  * whatever the key check before it saw.
  */

@@ -1,5 +1,5 @@
 import { SEND_BODY_LIMIT } from '@tablemere/contracts';
-import { apiError } from '../errors.ts';
+import { apiError } from '../../errors.ts';
 
 const MIB = 1024 * 1024;
 

@@ -1,5 +1,5 @@
 import { queryOne, type Queryable } from '@tablemere/db';
-import { apiError } from '../errors.ts';
+import { apiError } from '../../errors.ts';
 
 export interface BacklogLimits {
   /** Refuse new batches once this many bytes wait for a roll (TABLEMERE_SINK_MAX_PENDING_BYTES). */

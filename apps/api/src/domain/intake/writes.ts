@@ -1,7 +1,7 @@
 import type { SendResult } from '@tablemere/contracts';
 import { prepared, type Pool } from '@tablemere/db';
 import { receivedText } from './ledger.ts';
-import { countIngestSql } from './usage.ts';
+import { countIngestSql } from '../usage.ts';
 import { WriteGroups } from './write-groups.ts';
 
 /** A new batch to claim as 'storing' (step 1 of the intake). */
@@ -39,7 +39,7 @@ const MAX_GROUP = 500;
  * so at a few sends per group the statements, not the rows, are most of its work.
  *
  * A claim inserts the ledger row of a new (sink, batch) of a live sink as 'storing'; an id
- * already in the ledger is left as it is and answered undefined (intake-claim.ts looks at
+ * already in the ledger is left as it is and answered undefined (claim.ts looks at
  * it). A settlement turns its claim 'pending', keeping the answer for replays, and adds it to
  * the month's usage counters in the same transaction. The counters are one row per sink and
  * month, held locked until commit, so settling batch by batch would serialise every send of

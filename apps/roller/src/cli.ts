@@ -14,13 +14,12 @@
  * failed, 2 bad usage or configuration (or no such sink), 3 another roller holds a lease.
  */
 import { Command, CommanderError } from 'commander';
-import { RollsQuery, type InternalSink } from '@tablemere/contracts';
+import { RollsQuery, SinkId, type InternalSink } from '@tablemere/contracts';
 import { ConfigError, loadConfig } from './config.ts';
 import { createRollDeps } from './deps.ts';
 import { InternalApi, InternalApiError } from './internal-api.ts';
 import { createLogger } from './log.ts';
 import { RollerMetrics } from './metrics.ts';
-import { dueReasons } from './roll/policy.ts';
 import { rollSink, type SinkRollSummary, type SinkUpkeepSummary, summaryJson, upkeepSink } from './run-sink.ts';
 import { upkeepDue } from './upkeep/policy.ts';
 
@@ -32,11 +31,11 @@ function print(summary: Summary): void {
   process.stdout.write(`${JSON.stringify(summaryJson(summary))}\n`);
 }
 
-/** What each command runs on a sink, and which sinks `--all-due` means for it. */
+/** What each command runs on a sink, and (upkeep) which sinks `--all-due` means for it. */
 const JOBS = {
   roll: {
+    // Called without `again`: one roll per sink, never back to back.
     run: rollSink,
-    due: (sink: InternalSink, now: Date) => dueReasons(sink.policy, sink.pending, now).length > 0,
   },
   upkeep: {
     run: upkeepSink,
@@ -50,6 +49,10 @@ async function runJob(command: keyof typeof JOBS, sinkId: string | undefined, op
     process.stderr.write(`${command}: name one sink id, or pass --all-due\n`);
     return EXIT.usage;
   }
+  if (sinkId !== undefined && !SinkId.safeParse(sinkId).success) {
+    process.stderr.write(`${command}: no live sink ${sinkId} (a sink id is snk_ and 12 lowercase hex digits)\n`);
+    return EXIT.usage;
+  }
   const job = JOBS[command];
   const config = loadConfig(process.env);
   // Logs go to stderr: stdout carries the summaries.
@@ -60,22 +63,25 @@ async function runJob(command: keyof typeof JOBS, sinkId: string | undefined, op
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
   try {
-    const list = await deps.api.listSinks(options.allDue && command === 'roll' ? { due: true } : {});
+    const list = await deps.api.listSinks(sinkId !== undefined ? { sink: sinkId } : command === 'roll' ? { due: true } : {});
     if (!list.enabled) {
       process.stderr.write(`${command}: sinks are disabled on this API (AL_SINKS_ENABLED=false); nothing to do\n`);
       return EXIT.ok;
     }
     let sinks: InternalSink[];
     if (sinkId !== undefined) {
-      const sink = list.sinks.find((s) => s.id === sinkId);
+      const [sink] = list.sinks;
       if (!sink) {
         process.stderr.write(`${command}: no live sink ${sinkId}\n`);
         return EXIT.usage;
       }
       sinks = [sink];
+    } else if (command === 'roll') {
+      // The API listed only the due ones: the roll policy is its alone.
+      sinks = list.sinks;
     } else {
       const now = new Date(list.as_of);
-      sinks = list.sinks.filter((s) => job.due(s, now, config.upkeep.intervalSeconds));
+      sinks = list.sinks.filter((s) => JOBS.upkeep.due(s, now, config.upkeep.intervalSeconds));
     }
     const summaries: Summary[] = [];
     let next = 0;

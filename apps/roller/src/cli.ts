@@ -1,13 +1,15 @@
 /**
  * The operator commands: one roll, or one upkeep run, now, then exit. Same pipeline, lease
  * and reports as the service; the policy is not consulted for a named sink (that is the
- * point: drain it, or tidy its table, now). And a sink's roll intents, read-only.
+ * point: drain it, or tidy its table, now), and a named sink rolls once, never back to back.
+ * And a sink's roll intents, read-only. Run through bin/roller.js (`npx tablemere-roller`),
+ * which puts them on the project's Node:
  *
- *   node --import tsx apps/roller/src/cli.ts roll <sink_id>
- *   node --import tsx apps/roller/src/cli.ts roll --all-due
- *   node --import tsx apps/roller/src/cli.ts upkeep <sink_id>
- *   node --import tsx apps/roller/src/cli.ts upkeep --all-due
- *   node --import tsx apps/roller/src/cli.ts intents <sink_id> [--state open|committed|empty|failed] [--limit N]
+ *   npx tablemere-roller roll <sink_id>
+ *   npx tablemere-roller roll --all-due
+ *   npx tablemere-roller upkeep <sink_id>
+ *   npx tablemere-roller upkeep --all-due
+ *   npx tablemere-roller intents <sink_id> [--state open|committed|empty|failed] [--limit N]
  *
  * Prints one JSON line per sink (per intent for `intents`). Exit codes: 0 every run finished
  * (a roll committed, empty or idle; an upkeep that committed or had nothing to do), 1 a run
@@ -124,7 +126,7 @@ async function listIntents(sinkId: string, options: { state: string; limit: stri
 
 async function main(argv: string[]): Promise<number> {
   let code: number = EXIT.ok;
-  const program = new Command('roller')
+  const program = new Command('tablemere-roller')
     .description('tablemere sink roller: operator commands')
     .exitOverride()
     .configureOutput({ writeErr: (text) => process.stderr.write(text) });

@@ -142,8 +142,8 @@ export class Roller {
 
   /**
    * After a roll that went through: the same sink again, as the API lists it now, while the
-   * API still calls it due (the policy is the API's alone), nothing was pending at the roll's
-   * start, no other due sink waits for a slot, and the loop is not stopping.
+   * roll found batches to take, no other due sink waits for a slot, the loop is not stopping,
+   * and the API still calls the sink due (the policy is the API's alone; sinks disabled, none is).
    */
   private readonly again: RollAgain = async (rolled) => {
     if (this.closed) return { stop: 'stopping' };

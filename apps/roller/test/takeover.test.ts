@@ -1,4 +1,4 @@
-import { ROLL_BYTES_MIN, type CreatedSink } from '@tablemere/contracts';
+import { InternalSinkList, ROLL_BYTES_MIN, type CreatedSink } from '@tablemere/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSink, createTable, getSink, send } from './support/api.ts';
 import { intakeBatches } from './support/expect.ts';
@@ -33,23 +33,30 @@ const TICK_SECONDS = 2;
 /** ~48 KB per batch: a roll is bounded by roll_bytes (~690 batches of 32 MiB), not by a batch count. */
 const ROWS_PER_BATCH = 12;
 const PAD = 'p'.repeat(4000);
-/** A little over three rolls' worth. */
-const BATCHES = Math.ceil((3.2 * ROLL_BYTES_MIN) / (ROWS_PER_BATCH * (PAD.length + 40)));
+/** Batches making `rolls` rolls' worth. */
+const rollsOf = (rolls: number) => Math.ceil((rolls * ROLL_BYTES_MIN) / (ROWS_PER_BATCH * (PAD.length + 40)));
+const BATCHES = rollsOf(3.2);
 const SENDERS = 16;
 
 type Line = Record<string, unknown> & { time: number; msg: string };
+
+/** Why the API calls the sink due now (none: not due). */
+async function dueReasons(sinkId: string): Promise<string[]> {
+  const res = await fetch(`${stack.internalUrl}/internal/sinks?due=true&sink=${sinkId}`, { headers: { authorization: `Bearer ${stack.bootstrapSecret}` } });
+  return InternalSinkList.parse(await res.json()).sinks[0]?.due_reasons ?? [];
+}
 
 async function leaseHolder(sinkId: string): Promise<string | undefined> {
   const { rows } = await stack.pool.query<{ roller_id: string }>('SELECT roller_id FROM sink_leases WHERE sink_id = $1 AND expires_at > now()', [sinkId]);
   return rows[0]?.roller_id;
 }
 
-/** The backlog, sent by SENDERS producers, every other batch through the second API. */
-async function sendBacklog(sink: CreatedSink): Promise<void> {
+/** A backlog of `batches`, sent by SENDERS producers, every other batch through the second API. */
+async function sendBacklog(sink: CreatedSink, batches: number): Promise<void> {
   const apis = [stack, { ...stack, apiUrl: second.apiUrl }];
   let next = 0;
   const producer = async () => {
-    for (let b = next++; b < BATCHES; b = next++) {
+    for (let b = next++; b < batches; b = next++) {
       const rows = Array.from({ length: ROWS_PER_BATCH }, (_, r) => ({ x: b * ROWS_PER_BATCH + r, pad: PAD }));
       await send(apis[b % 2]!, sink, `b${b}`, rows);
     }
@@ -66,17 +73,21 @@ function committedRolls(lines: Line[]): Array<{ batches: number; seconds: number
 
 const rate = (rolls: ReturnType<typeof committedRolls>) => rolls.reduce((n, r) => n + r.batches, 0) / rolls.reduce((s, r) => s + r.seconds, 0);
 
+/** A sink on a new table of its own: due by roll_bytes while a backlog lasts, its tail by inactivity once the sends stop. */
+async function busySink(policy: Record<string, number> = { roll_bytes: ROLL_BYTES_MIN, inactivity_seconds: 10 }): Promise<{ ns: string; sink: CreatedSink }> {
+  const ns = `takeover_${suffix()}`;
+  namespaces.push(ns);
+  await createTable(stack, ns, 'events', [
+    { name: 'x', type: 'long', required: true },
+    { name: 'pad', type: 'string' },
+  ]);
+  return { ns, sink: await createSink(stack, `takeover_${suffix()}`, `${ns}.events`, policy) };
+}
+
 describe('two rollers on one sink', () => {
   it('one drains it back to back while the other keeps off; killed, the other takes over within the lease and drains the rest', async () => {
-    const ns = `takeover_${suffix()}`;
-    namespaces.push(ns);
-    await createTable(stack, ns, 'events', [
-      { name: 'x', type: 'long', required: true },
-      { name: 'pad', type: 'string' },
-    ]);
-    // Due by roll_bytes while the backlog lasts; its tail by inactivity once the sends stop.
-    const sink = await createSink(stack, `takeover_${suffix()}`, `${ns}.events`, { roll_bytes: ROLL_BYTES_MIN, inactivity_seconds: 10 });
-    await sendBacklog(sink);
+    const { ns, sink } = await busySink();
+    await sendBacklog(sink, BATCHES);
     expect((await getSink(stack, sink.id)).lag.batches_waiting).toBe(BATCHES);
 
     const env = (id: string, internalUrl: string) =>
@@ -139,4 +150,33 @@ describe('two rollers on one sink', () => {
     expect(xs.every((x, i) => x === i)).toBe(true);
     expect(await intakeBatches(stack, sink.id)).toEqual([]);
   }, 180_000);
+});
+
+describe('one roller, one slot, two due sinks', () => {
+  it('a sink rolling back to back leaves its slot to a more overdue sink between two rolls', async () => {
+    const big = await busySink();
+    // Not due (roll_seconds 300, no inactivity) until the test makes its batch old.
+    const small = await busySink({});
+    await send(stack, small.sink, 'only', [{ x: 0 }]);
+    await sendBacklog(big.sink, rollsOf(1.3));
+    // All of the big backlog due by inactivity too, so what is left after one roll is still due.
+    await waitFor('the big sink due by inactivity', async () => (await dueReasons(big.sink.id)).includes('inactivity'), 30_000);
+    const roller = startRoller(
+      // Ticks well within one roll (~2 s or more), so the waiting sink is seen while the big one rolls.
+      stack.rollerEnv({ TABLEMERE_ROLLER_ID: 'one-slot', TABLEMERE_ROLLER_CONCURRENCY: '1', TABLEMERE_ROLLER_TICK_SECONDS: '0.5', TABLEMERE_ROLLER_UPKEEP_SECONDS: '0' }),
+    );
+    const lines = () => logLines(roller.output()) as Line[];
+    try {
+      await waitFor('the big sink to be leased', async () => (await leaseHolder(big.sink.id)) === 'one-slot', 30_000);
+      // Its single batch an hour old: the small sink is due, more overdue than the big one, and waits for the slot.
+      await stack.pool.query("UPDATE sink_batches SET received_at = received_at - interval '1 hour' WHERE sink_id = $1", [small.sink.id]);
+      await waitFor('both to roll', async () => (await Promise.all([big, small].map(async ({ sink }) => (await getSink(stack, sink.id)).lag.batches_waiting))).every((n) => n === 0), 90_000);
+    } finally {
+      roller.child.kill('SIGTERM');
+    }
+    expect((await roller.finished).code).toBe(0);
+    // The big sink's first roll ends its run for the waiting one, which rolls before the big one's second.
+    expect(lines().filter((l) => l.outcome === 'committed').map((l) => l.sink)).toEqual([big.sink.id, small.sink.id, big.sink.id]);
+    expect((await pyicebergRows(small.ns, 'events', stack.env, ['x'])).map((r) => Number(r.x))).toEqual([0]);
+  }, 120_000);
 });

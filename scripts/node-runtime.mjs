@@ -105,6 +105,36 @@ function isExecutable(file) {
   }
 }
 
+/**
+ * For a bin run by whatever `node` the machine has: resolves when this process already runs on the
+ * project's Node; else runs the bin (`entryUrl`, its import.meta.url) again on it with the same
+ * arguments, exits with its exit code, and never resolves. A stop sent to this process alone
+ * (SIGTERM, SIGHUP) is passed on; SIGINT is not, because Ctrl-C already reaches the whole process
+ * group and a second one would end the command before it can stop cleanly. `failCode`: the exit
+ * code when no such Node can be had or run.
+ */
+export function onProjectNode(entryUrl, failCode) {
+  let dir;
+  try {
+    dir = nodeBinDir();
+  } catch (err) {
+    if (!(err instanceof NodeRuntimeError)) throw err;
+    console.error(`error: ${err.message}`);
+    process.exit(failCode);
+  }
+  // nodeBinDir() is this process's own when its Node is new enough.
+  if (dir === path.dirname(process.execPath)) return Promise.resolve();
+  const child = spawn(path.join(dir, 'node'), [fileURLToPath(entryUrl), ...process.argv.slice(2)], { stdio: 'inherit' });
+  process.on('SIGINT', () => {});
+  for (const signal of ['SIGTERM', 'SIGHUP']) process.on(signal, () => child.kill(signal));
+  child.on('error', (err) => {
+    console.error(`error: cannot run ${path.join(dir, 'node')}: ${err.message}`);
+    process.exit(failCode);
+  });
+  child.on('exit', (code, signal) => process.exit(code ?? 128 + (os.constants.signals[signal] ?? 0)));
+  return new Promise(() => {});
+}
+
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const [first, ...rest] = process.argv.slice(2);
   let PATH;

@@ -2,7 +2,7 @@
 timestamps in UTC with microseconds (`2026-09-21T12:00:00.123456Z`), so that both engines' rows
 compare as text with what the roller was sent.
 
-usage: read_table.py pyiceberg <namespace> <table>
+usage: read_table.py pyiceberg <namespace> <table> [<column>,<column>...]
        read_table.py duckdb <metadata.json location>
 Settings come from the environment (connections.py).
 """
@@ -32,7 +32,9 @@ def main():
     if mode == "duckdb":
         rows = duckdb_connection().execute("SELECT * FROM iceberg_scan(?)", [sys.argv[2]]).to_arrow_table().to_pylist()
     elif mode == "pyiceberg":
-        rows = catalog().load_table((sys.argv[2], sys.argv[3])).scan().to_arrow().to_pylist()
+        # Only the columns named, when named: a wide table is read back without its bulk.
+        columns = tuple(sys.argv[4].split(",")) if len(sys.argv) > 4 else ("*",)
+        rows = catalog().load_table((sys.argv[2], sys.argv[3])).scan(selected_fields=columns).to_arrow().to_pylist()
     else:
         raise SystemExit(f"unknown mode {mode}")
     json.dump({"rows": [plain(row) for row in rows]}, sys.stdout)

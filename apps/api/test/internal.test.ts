@@ -123,6 +123,15 @@ describe('GET /internal/sinks', () => {
       );
     }
 
+    // Every rule at once: named in the contract's order.
+    const everything = await insertSink(api.pool, api, { roll_seconds: 60, inactivity_seconds: 30 });
+    await query(
+      api.pool,
+      `INSERT INTO sink_batches (sink_id, batch_id, body_sha256, bytes, rows, rejected, received_at, state, response)
+       SELECT $1, 'b' || i, sha256(i::text::bytea), $2, 1, 0, now() - interval '60 seconds', 'pending', '{}' FROM generate_series(1, 1000) AS i`,
+      [everything, MiB],
+    );
+
     const quiet = await insertSink(api.pool, api, { inactivity_seconds: 30 });
     await insertBatches(api.pool, quiet, [{ batch_id: 'q1', age_seconds: 40 }, { batch_id: 'q2', age_seconds: 31 }]);
     const chatty = await insertSink(api.pool, api, { inactivity_seconds: 30 });
@@ -144,6 +153,7 @@ describe('GET /internal/sinks', () => {
     expect(due.get(byBytes)).toEqual(['roll_bytes']);
     expect(due.get(byCount)).toEqual(['max_batches']);
     expect(due.get(quiet)).toEqual(['inactivity']);
+    expect(due.get(everything)).toEqual(['roll_seconds', 'roll_bytes', 'max_batches', 'inactivity']);
     for (const notDue of [young, fewBytes, almost, chatty, noInactivity, missing, settledOnly, empty]) expect(due.has(notDue)).toBe(false);
 
     // The unfiltered list has them all, table_missing included, with due=false.
@@ -156,6 +166,16 @@ describe('GET /internal/sinks', () => {
     expect(first.sinks).toHaveLength(1);
     expect(first.sinks[0]!.id).toBe(byAge);
     expect((await api.callInternal('GET', '/internal/sinks?due=maybe')).status).toBe(400);
+
+    // One sink: is it due now (the roller asks after each roll), and as listed whether due or not.
+    const one = async (search: string) => InternalSinkList.parse((await api.callInternal('GET', `/internal/sinks?${search}`)).body).sinks;
+    expect(await one(`due=true&sink=${byAge}`)).toEqual([expect.objectContaining({ id: byAge, due: true, due_reasons: ['roll_seconds'], pending: expect.objectContaining({ batches: 2 }) })]);
+    expect(await one(`due=true&sink=${young}`)).toEqual([]);
+    expect(await one(`sink=${young}`)).toEqual([expect.objectContaining({ id: young, due: false, due_reasons: [] })]);
+    expect(await one(`sink=${empty}`)).toEqual([expect.objectContaining({ id: empty, due: false, pending: expect.objectContaining({ batches: 0 }) })]);
+    const deleted = await insertSink(api.pool, api, { state: 'deleted' });
+    for (const gone of [deleted, 'snk_000000000000']) expect(await one(`sink=${gone}`)).toEqual([]);
+    expect((await api.callInternal('GET', '/internal/sinks?sink=nope')).status).toBe(400);
   });
 });
 

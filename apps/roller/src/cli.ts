@@ -1,26 +1,27 @@
 /**
  * The operator commands: one roll, or one upkeep run, now, then exit. Same pipeline, lease
  * and reports as the service; the policy is not consulted for a named sink (that is the
- * point: drain it, or tidy its table, now). And a sink's roll intents, read-only.
+ * point: drain it, or tidy its table, now), and a named sink rolls once, never back to back.
+ * And a sink's roll intents, read-only. Run through bin/roller.js (`npx tablemere-roller`),
+ * which puts them on the project's Node:
  *
- *   node --import tsx apps/roller/src/cli.ts roll <sink_id>
- *   node --import tsx apps/roller/src/cli.ts roll --all-due
- *   node --import tsx apps/roller/src/cli.ts upkeep <sink_id>
- *   node --import tsx apps/roller/src/cli.ts upkeep --all-due
- *   node --import tsx apps/roller/src/cli.ts intents <sink_id> [--state open|committed|empty|failed] [--limit N]
+ *   npx tablemere-roller roll <sink_id>
+ *   npx tablemere-roller roll --all-due
+ *   npx tablemere-roller upkeep <sink_id>
+ *   npx tablemere-roller upkeep --all-due
+ *   npx tablemere-roller intents <sink_id> [--state open|committed|empty|failed] [--limit N]
  *
  * Prints one JSON line per sink (per intent for `intents`). Exit codes: 0 every run finished
  * (a roll committed, empty or idle; an upkeep that committed or had nothing to do), 1 a run
  * failed, 2 bad usage or configuration (or no such sink), 3 another roller holds a lease.
  */
 import { Command, CommanderError } from 'commander';
-import { RollsQuery, type InternalSink } from '@tablemere/contracts';
+import { RollsQuery, SinkId, type InternalSink } from '@tablemere/contracts';
 import { ConfigError, loadConfig } from './config.ts';
 import { createRollDeps } from './deps.ts';
 import { InternalApi, InternalApiError } from './internal-api.ts';
 import { createLogger } from './log.ts';
 import { RollerMetrics } from './metrics.ts';
-import { dueReasons } from './roll/policy.ts';
 import { rollSink, type SinkRollSummary, type SinkUpkeepSummary, summaryJson, upkeepSink } from './run-sink.ts';
 import { upkeepDue } from './upkeep/policy.ts';
 
@@ -32,11 +33,11 @@ function print(summary: Summary): void {
   process.stdout.write(`${JSON.stringify(summaryJson(summary))}\n`);
 }
 
-/** What each command runs on a sink, and which sinks `--all-due` means for it. */
+/** What each command runs on a sink, and (upkeep) which sinks `--all-due` means for it. */
 const JOBS = {
   roll: {
+    // Called without `again`: one roll per sink, never back to back.
     run: rollSink,
-    due: (sink: InternalSink, now: Date) => dueReasons(sink.policy, sink.pending, now).length > 0,
   },
   upkeep: {
     run: upkeepSink,
@@ -50,6 +51,10 @@ async function runJob(command: keyof typeof JOBS, sinkId: string | undefined, op
     process.stderr.write(`${command}: name one sink id, or pass --all-due\n`);
     return EXIT.usage;
   }
+  if (sinkId !== undefined && !SinkId.safeParse(sinkId).success) {
+    process.stderr.write(`${command}: no live sink ${sinkId} (a sink id is snk_ and 12 lowercase hex digits)\n`);
+    return EXIT.usage;
+  }
   const job = JOBS[command];
   const config = loadConfig(process.env);
   // Logs go to stderr: stdout carries the summaries.
@@ -60,22 +65,25 @@ async function runJob(command: keyof typeof JOBS, sinkId: string | undefined, op
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
   try {
-    const list = await deps.api.listSinks(options.allDue && command === 'roll' ? { due: true } : {});
+    const list = await deps.api.listSinks(sinkId !== undefined ? { sink: sinkId } : command === 'roll' ? { due: true } : {});
     if (!list.enabled) {
       process.stderr.write(`${command}: sinks are disabled on this API (AL_SINKS_ENABLED=false); nothing to do\n`);
       return EXIT.ok;
     }
     let sinks: InternalSink[];
     if (sinkId !== undefined) {
-      const sink = list.sinks.find((s) => s.id === sinkId);
+      const [sink] = list.sinks;
       if (!sink) {
         process.stderr.write(`${command}: no live sink ${sinkId}\n`);
         return EXIT.usage;
       }
       sinks = [sink];
+    } else if (command === 'roll') {
+      // The API listed only the due ones: the roll policy is its alone.
+      sinks = list.sinks;
     } else {
       const now = new Date(list.as_of);
-      sinks = list.sinks.filter((s) => job.due(s, now, config.upkeep.intervalSeconds));
+      sinks = list.sinks.filter((s) => JOBS.upkeep.due(s, now, config.upkeep.intervalSeconds));
     }
     const summaries: Summary[] = [];
     let next = 0;
@@ -118,7 +126,7 @@ async function listIntents(sinkId: string, options: { state: string; limit: stri
 
 async function main(argv: string[]): Promise<number> {
   let code: number = EXIT.ok;
-  const program = new Command('roller')
+  const program = new Command('tablemere-roller')
     .description('tablemere sink roller: operator commands')
     .exitOverride()
     .configureOutput({ writeErr: (text) => process.stderr.write(text) });

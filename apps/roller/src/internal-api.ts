@@ -81,9 +81,10 @@ export class InternalApi {
     return this.options.url;
   }
 
-  listSinks(query: { due?: boolean; limit?: number } = {}) {
+  listSinks(query: { due?: boolean; sink?: string; limit?: number } = {}) {
     const params = new URLSearchParams();
     if (query.due !== undefined) params.set('due', String(query.due));
+    if (query.sink !== undefined) params.set('sink', query.sink);
     if (query.limit !== undefined) params.set('limit', String(query.limit));
     const search = params.size > 0 ? `?${params}` : '';
     return this.call('GET', `/internal/sinks${search}`, undefined, InternalSinkList);

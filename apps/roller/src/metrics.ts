@@ -20,6 +20,11 @@ export class RollerMetrics {
     labelNames: ['outcome'] as const,
     registers: [this.registry],
   });
+  readonly backToBack = new Counter({
+    name: 'tablemere_roller_back_to_back_rolls_total',
+    help: 'Rolls started as soon as the previous roll of the same sink ended, under the lease it held, because the sink was still due',
+    registers: [this.registry],
+  });
   readonly rows = new Counter({ name: 'tablemere_roller_rows_total', help: 'Rows appended to tables', registers: [this.registry] });
   readonly batches = new Counter({ name: 'tablemere_roller_batches_total', help: 'Intake batches consumed', registers: [this.registry] });
   readonly rejects = new Counter({

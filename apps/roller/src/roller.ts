@@ -1,7 +1,6 @@
 import type { InternalSink } from '@tablemere/contracts';
 import type { RollDeps } from './roll/context.ts';
-import { dueReasons } from './roll/policy.ts';
-import { rollSink, type SinkRollSummary, upkeepSink } from './run-sink.ts';
+import { type RollAgain, rollSink, type SinkRollSummary, upkeepSink } from './run-sink.ts';
 import { upkeepDue } from './upkeep/policy.ts';
 
 export interface RollerOptions {
@@ -20,7 +19,9 @@ const MAX_BACKOFF_MS = 10 * 60_000;
 /**
  * The service loop. Every tick asks the API for due sinks (the API decides from the ledger,
  * so idle sinks cost nothing) and starts rolls in free slots, at most `concurrency` at once
- * across ticks; a roll longer than a tick keeps its slot. Every survey lists all sinks for the
+ * across ticks; a roll longer than a tick keeps its slot. A sink still due when its roll ends
+ * rolls again at once under the lease it holds (see `again`), unless another due sink waits
+ * for a slot: then the slot goes back to the next tick. Every survey lists all sinks for the
  * lag gauges, retries sinks whose table was missing, and queues the sinks due for table
  * upkeep, which start in slots rolls leave free. A failing sink backs off exponentially; a
  * failed upkeep waits a whole interval. `enabled: false` from the API idles the loop.
@@ -38,6 +39,8 @@ export class Roller {
   private enabled: boolean | undefined;
   private ticking = false;
   private closed = false;
+  /** Due sinks the last tick could not start for want of a free slot. */
+  private waiting = 0;
   /** When the last tick reached the API; null before the first. */
   lastTickAt: Date | null = null;
 
@@ -71,14 +74,15 @@ export class Roller {
         this.enabled = list.enabled;
       }
       if (!list.enabled) return;
-      const now = new Date(list.as_of);
-      const candidates = list.sinks.filter((s) => dueReasons(s.policy, s.pending, now).length > 0);
+      const candidates = list.sinks;
       if (Date.now() - this.lastSurvey >= this.options.surveySeconds * 1000) candidates.push(...(await this.survey()));
+      let waiting = 0;
       for (const sink of candidates) {
-        if (this.running.size >= this.options.concurrency) break;
         if (!this.free(sink)) continue;
-        this.launch(sink);
+        if (this.running.size < this.options.concurrency) this.launch(sink);
+        else waiting++;
       }
+      this.waiting = waiting;
       // Upkeep only in slots rolls leave free: a lagging sink matters more than a slow scan.
       for (const sink of this.upkeepQueue.values()) {
         if (this.running.size >= this.options.concurrency) break;
@@ -136,8 +140,26 @@ export class Roller {
     return entry !== undefined && Date.now() < entry.until;
   }
 
+  /**
+   * After a roll that went through: the same sink again, as the API lists it now, while the
+   * roll found batches to take, no other due sink waits for a slot, the loop is not stopping,
+   * and the API still calls the sink due (the policy is the API's alone; sinks disabled, none is).
+   */
+  private readonly again: RollAgain = async (rolled) => {
+    if (this.closed) return { stop: 'stopping' };
+    if (rolled.outcome === 'idle') return { stop: 'nothing_pending' };
+    if (this.waiting > 0) return { stop: 'slot_wanted' };
+    try {
+      const list = await this.deps.api.listSinks({ due: true, sink: rolled.sink });
+      return (list.enabled ? list.sinks[0] : undefined) ?? { stop: 'not_due' };
+    } catch (error) {
+      this.deps.log.warn({ sink: rolled.sink, err: error }, 'could not ask whether the sink is still due; the next tick will');
+      return { stop: 'api_error' };
+    }
+  };
+
   private launch(sink: InternalSink): void {
-    const run = rollSink(this.deps, sink, { rollerId: this.options.rollerId, leaseSeconds: this.options.leaseSeconds, stop: this.stopping.signal })
+    const run = rollSink(this.deps, sink, { rollerId: this.options.rollerId, leaseSeconds: this.options.leaseSeconds, stop: this.stopping.signal }, this.again)
       .then((summary) => this.settle(summary))
       .finally(() => this.running.delete(sink.id));
     this.running.set(sink.id, run);

@@ -20,33 +20,32 @@ export type SinkRollSummary =
   | { sink: string; status: 'busy'; holder: string | null }
   | { sink: string; status: 'failed'; reason: FailureReason; message: string; seconds: number };
 
-/** What running a job under a sink's lease came to: its value, or why it did not run or finish. */
-type LeasedOutcome<T> =
-  | { status: 'done'; value: T; seconds: number; phases: Record<string, number> }
-  | { status: 'busy'; holder: string | null }
-  | { status: 'failed'; error: unknown; seconds: number };
+/** What one job run under a held lease came to: its value, or why it did not finish. */
+type JobOutcome<T> = { status: 'done'; value: T; seconds: number; phases: Record<string, number> } | { status: 'failed'; error: unknown; seconds: number };
 
-/**
- * Leases the sink, runs `job` under that lease with a fresh context, and gives the lease back:
- * rolls and upkeep runs alike, so the two never overlap on one sink in any process.
- */
-async function underLease<T>(deps: RollDeps, sink: InternalSink, options: SinkRollOptions, job: (ctx: RollContext) => Promise<T>): Promise<LeasedOutcome<T>> {
-  const log = deps.log.child({ sink: sink.id });
+/** The lease already timed, or an acquisition that did not give one. */
+type Leased = { lease: SinkLease; started: number } | { status: 'busy'; holder: string | null } | { status: 'failed'; error: unknown; seconds: number };
+
+/** Takes the sink's lease: rolls and upkeep runs alike, so the two never overlap on one sink in any process. */
+async function acquire(deps: RollDeps, sink: InternalSink, options: SinkRollOptions): Promise<Leased> {
   const started = Date.now();
-  const seconds = () => (Date.now() - started) / 1000;
-  let lease: SinkLease | undefined;
   try {
-    lease = await SinkLease.acquire(deps.api, sink.id, options.rollerId, options.leaseSeconds, log);
+    const lease = await SinkLease.acquire(deps.api, sink.id, options.rollerId, options.leaseSeconds, deps.log.child({ sink: sink.id }));
+    return lease === undefined ? { status: 'busy', holder: sink.lease?.roller_id ?? null } : { lease, started };
   } catch (error) {
-    return { status: 'failed', error, seconds: seconds() };
+    return { status: 'failed', error, seconds: (Date.now() - started) / 1000 };
   }
-  if (lease === undefined) return { status: 'busy', holder: sink.lease?.roller_id ?? null };
+}
+
+/** Runs `job` on the sink under a lease this process holds, with a fresh context. Never throws. */
+async function leasedJob<T>(deps: RollDeps, sink: InternalSink, lease: SinkLease, options: SinkRollOptions, started: number, job: (ctx: RollContext) => Promise<T>): Promise<JobOutcome<T>> {
+  const seconds = () => (Date.now() - started) / 1000;
   deps.metrics.inFlight.inc();
   const ctx: RollContext = {
     sink,
     lease,
     deps,
-    log,
+    log: deps.log.child({ sink: sink.id }),
     intake: deps.intake(sink),
     startedAt: new Date(started),
     signal: AbortSignal.any([lease.signal, options.stop]),
@@ -60,17 +59,78 @@ async function underLease<T>(deps: RollDeps, sink: InternalSink, options: SinkRo
     return { status: 'failed', error, seconds: seconds() };
   } finally {
     deps.metrics.inFlight.dec();
+  }
+}
+
+/** Leases the sink, runs one job under the lease, and gives it back. */
+async function underLease<T>(deps: RollDeps, sink: InternalSink, options: SinkRollOptions, job: (ctx: RollContext) => Promise<T>): Promise<JobOutcome<T> | { status: 'busy'; holder: string | null }> {
+  const leased = await acquire(deps, sink, options);
+  if ('status' in leased) return leased;
+  try {
+    return await leasedJob(deps, sink, leased.lease, options, leased.started, job);
+  } finally {
+    await leased.lease.release();
+  }
+}
+
+/** One roll whose summary says it went through. */
+export type RolledSummary = Extract<SinkRollSummary, { status: 'rolled' }>;
+type FailedSummary = Extract<SinkRollSummary, { status: 'failed' }>;
+
+/**
+ * Whether to roll the sink again at once, under the lease still held: the sink as the API
+ * lists it now (still due), or why not. Asked after every roll that went through.
+ */
+export type RollAgain = (rolled: RolledSummary) => Promise<InternalSink | { stop: string }>;
+
+/**
+ * Leases the sink, rolls it, and gives the lease back: the unit both the tick loop and the
+ * operator command run. With `again`, a roll that went through is followed at once by another
+ * under the same lease (renewed all along, so no other roller can race it) for as long as
+ * `again` names the sink, and the process is not stopping, and the lease is not lost, and no
+ * roll failed: a backlog larger than one roll drains back to back, not one roll per tick.
+ * Never throws; a failure is a summary with its reason, logged and counted. A missing table
+ * marks the sink table_missing. The summary is the last roll's.
+ */
+export async function rollSink(deps: RollDeps, sink: InternalSink, options: SinkRollOptions, again?: RollAgain): Promise<SinkRollSummary> {
+  const leased = await acquire(deps, sink, options);
+  if ('status' in leased) return leased.status === 'busy' ? { sink: sink.id, status: 'busy', holder: leased.holder } : rollFailed(deps, sink.id, leased.error, leased.seconds);
+  const { lease } = leased;
+  const log = deps.log.child({ sink: sink.id });
+  const interrupted = () => (options.stop.aborted ? 'stopping' : lease.signal.aborted ? 'lease_lost' : undefined);
+  /** The sink to roll next under this lease, or why none. */
+  const follow = async (summary: RolledSummary | FailedSummary): Promise<InternalSink | { stop: string }> => {
+    if (summary.status === 'failed' || again === undefined || interrupted()) return { stop: interrupted() ?? (summary.status === 'failed' ? 'failed' : 'one_roll') };
+    const next = await again(summary);
+    const why = interrupted();
+    return why === undefined ? next : { stop: why };
+  };
+  let current = sink;
+  let started = leased.started;
+  try {
+    for (let rolls = 1; ; rolls++) {
+      const summary = await rollOnce(deps, current, lease, options, started);
+      const next = await follow(summary);
+      if ('stop' in next) {
+        if (rolls > 1) log.info({ rolls, ended: next.stop }, `${rolls} rolls back to back under one lease; ended: ${next.stop}`);
+        return summary;
+      }
+      deps.metrics.backToBack.inc();
+      log.info(
+        { back_to_back: rolls, due_reasons: next.due_reasons, pending_batches: next.pending.batches, pending_bytes: next.pending.bytes },
+        'still due after its roll; rolling again under the same lease',
+      );
+      current = next;
+      started = Date.now();
+    }
+  } finally {
     await lease.release();
   }
 }
 
-/**
- * Leases the sink, runs one roll under that lease, and gives the lease back: the unit both
- * the tick loop and the operator command run. Never throws; a failure is a summary with its
- * reason, logged and counted. A missing table marks the sink table_missing.
- */
-export async function rollSink(deps: RollDeps, sink: InternalSink, options: SinkRollOptions): Promise<SinkRollSummary> {
-  const outcome = await underLease(deps, sink, options, async (ctx) => {
+/** One roll of the sink under the lease held, its outcome reported to the API, logged and counted. */
+async function rollOnce(deps: RollDeps, sink: InternalSink, lease: SinkLease, options: SinkRollOptions, started: number): Promise<RolledSummary | FailedSummary> {
+  const outcome = await leasedJob(deps, sink, lease, options, started, async (ctx) => {
     try {
       const result = await runRoll(ctx);
       if (sink.roll_error !== null) await recordRollError(ctx, null);
@@ -80,15 +140,8 @@ export async function rollSink(deps: RollDeps, sink: InternalSink, options: Sink
       throw error;
     }
   });
-  if (outcome.status === 'busy') return { sink: sink.id, status: 'busy', holder: outcome.holder };
+  if (outcome.status === 'failed') return rollFailed(deps, sink.id, outcome.error, outcome.seconds);
   const log = deps.log.child({ sink: sink.id });
-  if (outcome.status === 'failed') {
-    const summary = failed(log, sink.id, outcome.error, outcome.seconds);
-    deps.metrics.failed(summary.reason);
-    deps.metrics.rolls.inc({ outcome: 'failed' });
-    deps.metrics.rollSeconds.observe({ outcome: 'failed' }, outcome.seconds);
-    return summary;
-  }
   const { value: result, seconds: took, phases } = outcome;
   deps.metrics.rollSeconds.observe({ outcome: result.outcome }, took);
   deps.metrics.rolls.inc({ outcome: result.outcome });
@@ -115,6 +168,14 @@ export async function rollSink(deps: RollDeps, sink: InternalSink, options: Sink
     result.outcome === 'committed' ? `roll committed ${result.rows} rows from ${result.batches} batches` : `roll ${result.outcome}`,
   );
   return { sink: sink.id, status: 'rolled', seconds: took, phases, ...result };
+}
+
+function rollFailed(deps: RollDeps, sinkId: string, error: unknown, seconds: number): FailedSummary {
+  const summary = failed(deps.log.child({ sink: sinkId }), sinkId, error, seconds);
+  deps.metrics.failed(summary.reason);
+  deps.metrics.rolls.inc({ outcome: 'failed' });
+  deps.metrics.rollSeconds.observe({ outcome: 'failed' }, seconds);
+  return summary;
 }
 
 /** What one upkeep run of a sink's table came to. */

@@ -29,9 +29,11 @@ export const InternalSinkParams = z.strictObject({ id: SinkId });
 
 const Flag = z.enum(['true', 'false']).transform((value) => value === 'true');
 
-/** GET /internal/sinks[?due=true][&limit=N] */
+/** GET /internal/sinks[?due=true][&sink=ID][&limit=N] */
 export const InternalSinksQuery = z.strictObject({
   due: Flag.optional(),
+  /** Only this sink: with `due=true`, whether it is due now. */
+  sink: SinkId.optional(),
   limit: z.coerce.number().int().min(1).max(10_000).optional(),
 });
 export type InternalSinksQuery = z.infer<typeof InternalSinksQuery>;

@@ -1,50 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { dueReasons, selectBatches } from './policy.ts';
+import { selectBatches } from './policy.ts';
 
-const policy = { roll_seconds: 300, roll_bytes: 64 * 1024 * 1024, inactivity_seconds: null, max_batches: 1000 as const };
 const now = new Date('2026-09-21T12:00:00Z');
-const ago = (seconds: number) => new Date(now.getTime() - seconds * 1000).toISOString();
-const pending = (over: Partial<{ batches: number; bytes: number; oldest: string | null; newest: string | null }> = {}) => ({
-  batches: over.batches ?? 1,
-  bytes: over.bytes ?? 100,
-  oldest_received_at: over.oldest === undefined ? ago(10) : over.oldest,
-  newest_received_at: over.newest === undefined ? ago(10) : over.newest,
-});
-
-describe('dueReasons', () => {
-  it('is never due with nothing pending', () => {
-    expect(dueReasons(policy, { batches: 0, bytes: 0, oldest_received_at: null, newest_received_at: null }, now)).toEqual([]);
-  });
-
-  it('waits roll_seconds from the oldest batch, inclusive', () => {
-    expect(dueReasons(policy, pending({ oldest: ago(299) }), now)).toEqual([]);
-    expect(dueReasons(policy, pending({ oldest: ago(300) }), now)).toEqual(['roll_seconds']);
-  });
-
-  it('rolls at roll_bytes and at 1,000 batches', () => {
-    expect(dueReasons(policy, pending({ bytes: 64 * 1024 * 1024 - 1 }), now)).toEqual([]);
-    expect(dueReasons(policy, pending({ bytes: 64 * 1024 * 1024 }), now)).toEqual(['roll_bytes']);
-    expect(dueReasons(policy, pending({ batches: 999 }), now)).toEqual([]);
-    expect(dueReasons(policy, pending({ batches: 1000 }), now)).toEqual(['max_batches']);
-  });
-
-  it('rolls a quiet sink after inactivity_seconds from the newest batch, only when set', () => {
-    const quiet = { ...policy, inactivity_seconds: 30 };
-    expect(dueReasons(policy, pending({ newest: ago(3000), oldest: ago(100) }), now)).toEqual([]);
-    expect(dueReasons(quiet, pending({ newest: ago(29), oldest: ago(100) }), now)).toEqual([]);
-    expect(dueReasons(quiet, pending({ newest: ago(30), oldest: ago(100) }), now)).toEqual(['inactivity']);
-  });
-
-  it('names every rule that holds', () => {
-    const quiet = { ...policy, inactivity_seconds: 30 };
-    expect(dueReasons(quiet, pending({ batches: 1000, bytes: 1 << 30, oldest: ago(400), newest: ago(400) }), now)).toEqual([
-      'roll_seconds',
-      'roll_bytes',
-      'max_batches',
-      'inactivity',
-    ]);
-  });
-});
 
 describe('selectBatches', () => {
   const at = (s: number) => new Date(now.getTime() + s * 1000);

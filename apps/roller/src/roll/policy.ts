@@ -1,24 +1,4 @@
-import type { DueReason, InternalSink } from '@tablemere/contracts';
-
-/**
- * The roll policy. A sink with pending batches is due when any rule holds: its oldest batch
- * has waited roll_seconds, the pending bytes reach roll_bytes, the pending batches reach the
- * fixed cap (1,000), or, with inactivity_seconds set, nothing new arrived for that long.
- *
- * The API answers `?due=true` with the same rules evaluated in Postgres from the intake
- * ledger, so idle sinks cost neither a store listing nor a row scan; the roller applies this
- * function to what it was given, against the listing's own clock (`as_of`).
- */
-export function dueReasons(policy: InternalSink['policy'], pending: InternalSink['pending'], now: Date): DueReason[] {
-  if (pending.batches === 0) return [];
-  const reasons: DueReason[] = [];
-  const waited = (since: string | null, seconds: number) => since !== null && now.getTime() - Date.parse(since) >= seconds * 1000;
-  if (waited(pending.oldest_received_at, policy.roll_seconds)) reasons.push('roll_seconds');
-  if (pending.bytes >= policy.roll_bytes) reasons.push('roll_bytes');
-  if (pending.batches >= policy.max_batches) reasons.push('max_batches');
-  if (policy.inactivity_seconds !== null && waited(pending.newest_received_at, policy.inactivity_seconds)) reasons.push('inactivity');
-  return reasons;
-}
+// When a sink is due is the API's to say (apps/api/src/domain/rolls/due.ts); this is how much one roll takes.
 
 export interface Listed {
   key: string;

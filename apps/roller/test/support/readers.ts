@@ -28,8 +28,9 @@ async function read(args: string[], env: ReaderEnv = stackEnv(), script = 'read_
   return parseJson(await runReader(script, args, env));
 }
 
-export async function pyicebergRows(namespace: string, table: string, env?: ReaderEnv): Promise<Row[]> {
-  return ((await read(['pyiceberg', namespace, table], env)) as { rows: Row[] }).rows;
+/** The table's rows as PyIceberg reads them; only `columns` when given. */
+export async function pyicebergRows(namespace: string, table: string, env?: ReaderEnv, columns?: readonly string[]): Promise<Row[]> {
+  return ((await read(['pyiceberg', namespace, table, ...(columns ? [columns.join(',')] : [])], env)) as { rows: Row[] }).rows;
 }
 
 export async function duckdbRows(metadataLocation: string, env?: ReaderEnv): Promise<Row[]> {

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 import { repoRoot } from '../../../../tests/support/stack.ts';
 
-const cli = path.join(repoRoot, 'apps/roller/src/cli.ts');
+const cli = path.join(repoRoot, 'apps/roller/bin/roller.js');
 const service = path.join(repoRoot, 'apps/roller/src/main.ts');
 
 export interface Finished {
@@ -23,9 +23,9 @@ function collect(child: ChildProcess): Promise<Finished> {
   });
 }
 
-/** Runs the operator command (`cli.ts roll ...`) to its end. */
+/** Runs the operator command (`bin/roller.js roll ...`, as documented) to its end. */
 export function runCli(args: string[], env: Record<string, string>): Promise<Finished> {
-  return collect(spawn(process.execPath, ['--import', 'tsx', cli, ...args], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] }));
+  return collect(spawn(process.execPath, [cli, ...args], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] }));
 }
 
 /** The summaries the operator command printed, one JSON line per sink. */

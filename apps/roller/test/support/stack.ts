@@ -30,8 +30,16 @@ export interface TestStack {
   intake: ObjectStore;
   /** Environment for a roller process or the operator command against this API. */
   rollerEnv(extra?: Record<string, string>): Record<string, string>;
+  /** Another API on the same database (its own pool and ports), as a second API process would be. */
+  anotherApi(): Promise<ApiInstance>;
   /** Drops the namespaces (a test file's own) with every table in them; what is already gone is fine. */
   dropNamespaces(namespaces: readonly string[]): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export interface ApiInstance {
+  apiUrl: string;
+  internalUrl: string;
   stop(): Promise<void>;
 }
 
@@ -90,11 +98,16 @@ export async function startTestStack(
   const bootstrapSecret = randomBytes(24).toString('base64url');
   const intakeBucket = env.TABLEMERE_INTAKE_BUCKET!;
   const sinksEnabled = options.sinksEnabled ?? true;
-  const internal = buildInternalApp({ logger, pool, secrets, intakeBucket, bootstrapSecret, sinksEnabled });
-  const internalUrl = await listen(internal);
-  // The public URL shows in answers (ingest_url), so the port is known before the app is built.
-  const app = buildApp({ logger, pool, s3, secrets, intakeBucket, publicUrl: 'http://127.0.0.1', sinksEnabled, ...options.limits });
-  const apiUrl = await listen(app);
+  /** The public and internal listeners on `apiPool`. */
+  const serve = async (apiPool: Pool) => {
+    const internal = buildInternalApp({ logger, pool: apiPool, secrets, intakeBucket, bootstrapSecret, sinksEnabled });
+    const internalUrl = await listen(internal);
+    // The public URL shows in answers (ingest_url), so the port is known before the app is built.
+    const app = buildApp({ logger, pool: apiPool, s3, secrets, intakeBucket, publicUrl: 'http://127.0.0.1', sinksEnabled, ...options.limits });
+    const apiUrl = await listen(app);
+    return { apiUrl, internalUrl, close: () => Promise.all([app.close(), internal.close()]) };
+  };
+  const { apiUrl, internalUrl, close } = await serve(pool);
 
   const catalog = await stackCatalog(env);
   const storeClient = createS3Client({
@@ -125,10 +138,21 @@ export async function startTestStack(
       LOG_LEVEL: 'info',
       ...extra,
     }),
+    async anotherApi() {
+      const otherPool = createPool(databaseUrl, { applicationName: 'roller-test-2' });
+      const other = await serve(otherPool);
+      return {
+        apiUrl: other.apiUrl,
+        internalUrl: other.internalUrl,
+        async stop() {
+          await other.close();
+          await endPool(otherPool);
+        },
+      };
+    },
     dropNamespaces: (namespaces) => dropNamespaces(catalog, namespaces),
     async stop() {
-      await app.close();
-      await internal.close();
+      await close();
       await endPool(pool);
       s3.destroy();
       storeClient.destroy();

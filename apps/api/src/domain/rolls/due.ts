@@ -33,10 +33,7 @@ interface ViewRow {
   bytes: string;
   oldest_text: string | null;
   newest_text: string | null;
-  by_roll_seconds: boolean;
-  by_roll_bytes: boolean;
-  by_max_batches: boolean;
-  by_inactivity: boolean;
+  due_reasons: DueReason[];
   lease_roller_id: string | null;
   lease_expires_at: Date | null;
   as_of: Date;
@@ -46,17 +43,19 @@ interface ViewRow {
 const MICROS = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
 
 /**
- * Live sinks with their pending-batch aggregates and which policy rule makes each due,
- * decided here in Postgres against its clock. Only pending ledger rows are visited (a
- * partial index holds exactly those), so idle sinks cost nothing, and the store is never
- * listed. A sink is due only while `active` with at least one pending batch, when the
- * oldest has waited roll_seconds, the bytes reach roll_bytes, the batches reach the fixed
- * cap, or (inactivity_seconds set) nothing new arrived for that long. Most overdue first.
+ * Live sinks with their pending-batch aggregates and the policy rules that make each due, in
+ * the contract's order: the roll policy, decided here alone, in Postgres against its clock.
+ * Only pending ledger rows are visited (a partial index holds exactly those), so idle sinks
+ * cost nothing, and the store is never listed. A sink is due only while `active` with at
+ * least one pending batch, when the oldest has waited roll_seconds, the bytes reach
+ * roll_bytes, the batches reach the fixed cap, or (inactivity_seconds set) nothing new
+ * arrived for that long. `$4` narrows it to one sink (the roller asking whether a sink it
+ * just rolled is still due). Most overdue first.
  */
 const VIEW_SQL = `
 WITH pending AS (
   SELECT sink_id, count(*)::int AS batches, sum(bytes)::bigint AS bytes, min(received_at) AS oldest, max(received_at) AS newest
-  FROM sink_batches WHERE state = 'pending' GROUP BY sink_id
+  FROM sink_batches WHERE state = 'pending' AND ($4::text IS NULL OR sink_id = $4) GROUP BY sink_id
 ), view AS (
   SELECT s.id, s.project_id, s.name, s.state, s.namespace, s.table_name, s.table_uuid, s.warehouse_id,
          s.roll_seconds, s.roll_bytes, s.inactivity_seconds, s.last_roll->>'at' AS last_roll_at, s.roll_error,
@@ -64,19 +63,20 @@ WITH pending AS (
          coalesce(p.batches, 0) AS batches, coalesce(p.bytes, 0) AS bytes, p.oldest, p.newest,
          (s.state = 'active' AND coalesce(p.batches, 0) > 0) AS rollable
   FROM sinks s LEFT JOIN pending p ON p.sink_id = s.id
-  WHERE s.deleted_at IS NULL
+  WHERE s.deleted_at IS NULL AND ($4::text IS NULL OR s.id = $4)
 ), judged AS (
-  SELECT view.*,
-         rollable AND oldest <= now() - make_interval(secs => roll_seconds) AS by_roll_seconds,
-         rollable AND bytes >= roll_bytes AS by_roll_bytes,
-         rollable AND batches >= $1 AS by_max_batches,
-         rollable AND inactivity_seconds IS NOT NULL AND newest <= now() - make_interval(secs => inactivity_seconds) AS by_inactivity
+  SELECT view.*, CASE WHEN rollable THEN array_remove(ARRAY[
+           CASE WHEN oldest <= now() - make_interval(secs => roll_seconds) THEN 'roll_seconds' END,
+           CASE WHEN bytes >= roll_bytes THEN 'roll_bytes' END,
+           CASE WHEN batches >= $1 THEN 'max_batches' END,
+           CASE WHEN newest <= now() - make_interval(secs => inactivity_seconds) THEN 'inactivity' END
+         ], NULL) ELSE '{}' END AS due_reasons
   FROM view
 )
 SELECT judged.*, ${MICROS('oldest')} AS oldest_text, ${MICROS('newest')} AS newest_text,
        l.roller_id AS lease_roller_id, l.expires_at AS lease_expires_at, now() AS as_of
 FROM judged LEFT JOIN sink_leases l ON l.sink_id = judged.id AND l.expires_at > now()
-WHERE NOT $2::boolean OR by_roll_seconds OR by_roll_bytes OR by_max_batches OR by_inactivity
+WHERE NOT $2::boolean OR cardinality(due_reasons) > 0
 ORDER BY oldest NULLS LAST, id
 LIMIT $3`;
 
@@ -97,30 +97,22 @@ function warehouseWire(warehouse: WarehouseAccess): InternalWarehouse {
   };
 }
 
-function dueReasons(row: ViewRow): DueReason[] {
-  const reasons: DueReason[] = [];
-  if (row.by_roll_seconds) reasons.push('roll_seconds');
-  if (row.by_roll_bytes) reasons.push('roll_bytes');
-  if (row.by_max_batches) reasons.push('max_batches');
-  if (row.by_inactivity) reasons.push('inactivity');
-  return reasons;
-}
-
 export interface RollerViewOptions {
   /** Only the sinks whose policy says roll now. */
   due: boolean;
+  /** Only this sink (none when it is deleted or unknown). */
+  sink?: string;
   limit?: number;
   intakeBucket: string;
 }
 
 /** The roller's view of the live sinks, with each warehouse's access opened. */
 export async function rollerView(db: Queryable, box: SecretBox, options: RollerViewOptions): Promise<InternalSinkList> {
-  const rows = await query<ViewRow>(db, VIEW_SQL, [ROLL_MAX_BATCHES, options.due, options.limit ?? null]);
+  const rows = await query<ViewRow>(db, VIEW_SQL, [ROLL_MAX_BATCHES, options.due, options.limit ?? null, options.sink ?? null]);
   const warehouseIds = [...new Set(rows.map((row) => row.warehouse_id))];
   const opened = new Map((await openWarehouses(db, box, warehouseIds)).map((w) => [w.id, w]));
   const asOf = rows[0]?.as_of ?? (await query<{ now: Date }>(db, 'SELECT now()'))[0]!.now;
   const sinks = rows.map((row): InternalSink => {
-    const reasons = dueReasons(row);
     return {
       id: row.id,
       project_id: row.project_id,
@@ -141,8 +133,8 @@ export async function rollerView(db: Queryable, box: SecretBox, options: RollerV
         oldest_received_at: row.oldest_text,
         newest_received_at: row.newest_text,
       },
-      due: reasons.length > 0,
-      due_reasons: reasons,
+      due: row.due_reasons.length > 0,
+      due_reasons: row.due_reasons,
       last_roll_at: row.last_roll_at === null ? null : new Date(row.last_roll_at).toISOString(),
       roll_error: row.roll_error,
       upkeep: {

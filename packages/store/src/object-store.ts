@@ -12,6 +12,8 @@ import { META_PREFIX, refusalError, type SignedGetAnswer, signedHttpFor, type Si
 
 /** DeleteObjects takes at most this many keys per call (S3's limit, SeaweedFS's too). */
 export const DELETE_BATCH_LIMIT = 1000;
+/** DeleteObjects calls in flight at once: a roll of tens of thousands of batches deletes them side by side. */
+const DELETES_IN_FLIGHT = 4;
 
 export interface PutOptions {
   contentType: string;
@@ -201,27 +203,32 @@ export class ObjectStore {
   }
 
   /**
-   * Deletes `keys`, at most 1000 per DeleteObjects call. Keys the store refuses are reported
-   * one by one; a call that fails as a whole throws (the keys of earlier calls are gone).
+   * Deletes `keys`, at most 1000 per DeleteObjects call, a few calls in flight. Keys the store
+   * refuses are reported one by one; a call that fails as a whole throws (the keys of other
+   * calls may be gone).
    */
   async deleteMany(keys: readonly string[]): Promise<DeleteResult> {
     const result: DeleteResult = { deleted: [], failed: [] };
-    for (let start = 0; start < keys.length; start += DELETE_BATCH_LIMIT) {
-      const chunk = keys.slice(start, start + DELETE_BATCH_LIMIT);
-      const answer = await this.call(`delete ${chunk.length} objects in ${this.uri()}`, () =>
-        this.client.send(
-          new DeleteObjectsCommand({ Bucket: this.bucket, Delete: { Objects: chunk.map((Key) => ({ Key })), Quiet: true } }),
-        ),
-      );
-      const failed = new Set<string>();
-      for (const error of answer.Errors ?? []) {
-        // Deleting what is already gone is a success, as S3 itself treats it.
-        if (error.Code === 'NoSuchKey' || error.Key === undefined) continue;
-        failed.add(error.Key);
-        result.failed.push({ key: error.Key, kind: kindOfDeleteError(error.Code), code: error.Code, message: error.Message ?? 'refused' });
+    const chunks: string[][] = [];
+    for (let start = 0; start < keys.length; start += DELETE_BATCH_LIMIT) chunks.push(keys.slice(start, start + DELETE_BATCH_LIMIT));
+    let next = 0;
+    const worker = async () => {
+      while (next < chunks.length) {
+        const chunk = chunks[next++]!;
+        const answer = await this.call(`delete ${chunk.length} objects in ${this.uri()}`, () =>
+          this.client.send(new DeleteObjectsCommand({ Bucket: this.bucket, Delete: { Objects: chunk.map((Key) => ({ Key })), Quiet: true } })),
+        );
+        const failed = new Set<string>();
+        for (const error of answer.Errors ?? []) {
+          // Deleting what is already gone is a success, as S3 itself treats it.
+          if (error.Code === 'NoSuchKey' || error.Key === undefined) continue;
+          failed.add(error.Key);
+          result.failed.push({ key: error.Key, kind: kindOfDeleteError(error.Code), code: error.Code, message: error.Message ?? 'refused' });
+        }
+        for (const key of chunk) if (!failed.has(key)) result.deleted.push(key);
       }
-      for (const key of chunk) if (!failed.has(key)) result.deleted.push(key);
-    }
+    };
+    await Promise.all(Array.from({ length: Math.min(DELETES_IN_FLIGHT, chunks.length) }, worker));
     return result;
   }
 

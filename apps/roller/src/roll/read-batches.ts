@@ -1,4 +1,4 @@
-import { ROLL_MAX_BATCHES } from '@tablemere/contracts';
+import { ROLL_MAX_BATCH_IDS } from '@tablemere/contracts';
 import { BATCH_METADATA, batchIdOfKey, isStoreError } from '@tablemere/store';
 import { toRollError } from '../errors.ts';
 import { checkpoint, type RollContext } from './context.ts';
@@ -44,11 +44,12 @@ export async function listIntake(ctx: RollContext): Promise<IntakeObject[]> {
 }
 
 /**
- * The batches one roll takes from the pending ones: the oldest, at most 1,000 and about
- * roll_bytes (see `selectBatches`).
+ * The batches one roll takes from the pending ones: the oldest, up to roll_bytes (see
+ * `selectBatches`). The 1,000 batches that make a sink due do not bound a roll: a backlog of
+ * small batches rolls in one go (its ids in a sidecar, summary.ts), up to ROLL_MAX_BATCH_IDS.
  */
 export function chooseBatches(ctx: RollContext, pending: readonly IntakeObject[]): IntakeObject[] {
-  return selectBatches(pending, { maxBatches: ROLL_MAX_BATCHES, maxBytes: ctx.sink.policy.roll_bytes });
+  return selectBatches(pending, { maxBatches: ROLL_MAX_BATCH_IDS, maxBytes: ctx.sink.policy.roll_bytes });
 }
 
 /**

@@ -1,0 +1,166 @@
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { type CreatedSink, ROLL_MAX_BATCHES } from '@tablemere/contracts';
+import { findInAncestry } from '@tablemere/iceberg';
+import { rollFileKey, rollsPrefix } from '@tablemere/store';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SIDECAR_CRASH_POINTS } from '../src/crash.ts';
+import { SUMMARY_KEYS } from '../src/roll/summary.ts';
+import { repoRoot } from '../../../tests/support/stack.ts';
+import { batchStatus, createSink, createTable, getSink, send } from './support/api.ts';
+import { expireLease, intakeBatches, readBoth } from './support/expect.ts';
+import { runCli, summaries } from './support/roller.ts';
+import { startTestStack, suffix, type TestStack } from './support/stack.ts';
+
+/**
+ * Rolls of more than 1,000 batches, whose ids go to a sidecar file the snapshot summary names:
+ * killed at the sidecar's own step and around the commit, with the owner's compaction and
+ * expiry in between, recovered by reading the sidecar; every row exactly once.
+ */
+const run = promisify(execFile);
+const BATCHES = ROLL_MAX_BATCHES + 50;
+let stack: TestStack;
+let ns: string;
+let sink: CreatedSink;
+let nextX = 0;
+const sentX: number[] = [];
+let batchesSent = 0;
+
+beforeAll(async () => {
+  stack = await startTestStack();
+  ns = `sidecar_${suffix()}`;
+  await createTable(stack, ns, 'events', [
+    { name: 'x', type: 'long', required: true },
+    { name: 'who', type: 'string' },
+  ]);
+  sink = await createSink(stack, `sidecar_${suffix()}`, `${ns}.events`);
+});
+
+afterAll(async () => {
+  await stack?.dropNamespaces([ns]);
+  await stack?.stop();
+});
+
+/** Sends `count` batches of two rows and one the schema refuses, 25 at a time; returns their ids. */
+async function sendBatches(tag: string, count = BATCHES): Promise<string[]> {
+  const ids = Array.from({ length: count }, (_, i) => `${tag}-${i}`);
+  for (let i = 0; i < count; i += 25) {
+    await Promise.all(
+      ids.slice(i, i + 25).map((id) => {
+        const xs = [nextX++, nextX++];
+        sentX.push(...xs);
+        return send(stack, sink, id, [{ x: xs[0], who: tag }, { x: xs[1] }, { who: 'no x: rejected' }]);
+      }),
+    );
+  }
+  batchesSent += count;
+  return ids;
+}
+
+async function rollClean(env: Record<string, string> = {}): Promise<Record<string, unknown>> {
+  const done = await runCli(['roll', sink.id], stack.rollerEnv(env));
+  expect(done.code, done.stderr).toBe(0);
+  const [summary] = summaries(done);
+  expect(summary).toMatchObject({ status: 'rolled' });
+  return summary!;
+}
+
+async function rollKilledAt(point: string): Promise<string> {
+  const crashed = await runCli(['roll', sink.id], stack.rollerEnv({ TABLEMERE_ROLLER_CRASH_AT: point }));
+  expect(crashed.signal, crashed.stderr).toBe('SIGKILL');
+  await expireLease(stack, sink.id);
+  const { rows } = await stack.pool.query<{ snapshot_id: string }>(`SELECT snapshot_id FROM sink_rolls WHERE sink_id = $1 AND state = 'open'`, [sink.id]);
+  return rows[0]?.snapshot_id ?? '';
+}
+
+/** Every x sent is in the table exactly once (PyIceberg and DuckDB agree), nothing waits, each rejected row counted once. */
+async function expectExactlyOnce(): Promise<void> {
+  const xs = (await readBoth(stack, ns, 'events')).map((r) => Number(r.x));
+  expect(xs.length).toBe(sentX.length);
+  expect(xs).toEqual([...sentX].sort((a, b) => a - b));
+  expect(await intakeBatches(stack, sink.id)).toEqual([]);
+  const view = await getSink(stack, sink.id);
+  expect(view.lag.batches_waiting).toBe(0);
+  expect(view.rejects).toMatchObject({ rows_total: batchesSent, batches_with_rejects: batchesSent });
+}
+
+async function rollFiles(): Promise<string[]> {
+  const keys: string[] = [];
+  for await (const page of stack.intake.list(rollsPrefix(sink.id))) keys.push(...page.objects.map((o) => o.key));
+  return keys.sort();
+}
+
+/** The summary of the newest snapshot on main naming the sink. */
+async function newestSummary(): Promise<Record<string, string | undefined> & { snapshotId: string }> {
+  const { metadata } = await stack.catalog.loadTable({ namespace: ns, name: 'events' });
+  const snapshot = findInAncestry(metadata, SUMMARY_KEYS.id, sink.id)!;
+  return { ...snapshot.summary, snapshotId: snapshot['snapshot-id'].toString() };
+}
+
+describe('rolls of more than 1,000 batches', () => {
+  it('name their ids in a sidecar, and a roll killed at each sidecar step loses and duplicates nothing', async () => {
+    for (const point of SIDECAR_CRASH_POINTS) {
+      await sendBatches(point);
+      const before = await rollFiles();
+      await rollKilledAt(point);
+      const written = (await rollFiles()).filter((key) => !before.includes(key));
+      expect(written).toHaveLength(1);
+      expect(await rollClean()).toMatchObject({ outcome: 'committed', batches: BATCHES, rows: 2 * BATCHES, rejected_rows: BATCHES });
+      // The killed roll's file is named by nothing: the roll that followed committed under a new snapshot id.
+      expect((await newestSummary())[SUMMARY_KEYS.batchesFile]).not.toBe(stack.intake.uri(written[0]!));
+    }
+    const summary = await newestSummary();
+    expect(summary).toMatchObject({ [SUMMARY_KEYS.batchesFile]: stack.intake.uri(rollFileKey(sink.id, summary.snapshotId)), [SUMMARY_KEYS.batchCount]: String(BATCHES) });
+    expect(summary[SUMMARY_KEYS.batches]).toBeUndefined();
+    await expectExactlyOnce();
+  }, 120_000);
+
+  it('settles a roll killed after its commit from its sidecar once the owner compacted and expired', async () => {
+    const [first] = await sendBatches('committed');
+    const killed = await rollKilledAt('after-commit');
+    const upkeep = await run(path.join(repoRoot, '.venv', 'bin', 'python'), [path.join(repoRoot, 'tests', 'readers', 'owner_upkeep.py'), ns, 'events', 'compact', 'expire'], {
+      env: { ...process.env, ...stack.env },
+      cwd: path.join(repoRoot, 'tests', 'readers'),
+    });
+    // Only the compaction's snapshot is left: the roll's commit shows in an earlier metadata file only.
+    expect((JSON.parse(upkeep.stdout) as { snapshots: string[] }).snapshots).not.toContain(killed);
+    expect(await rollClean()).toMatchObject({ settled: 1, outcome: 'idle' });
+    // The counts reported on recovery are the sidecar's.
+    expect(await batchStatus(stack, sink.id, first!)).toMatchObject({ state: 'committed', snapshot_id: killed, rejected_rows: 1 });
+    await expectExactlyOnce();
+  }, 120_000);
+
+  it('deletes what a committed roll left in intake by its sidecar alone, and stops when the sidecar is gone', async () => {
+    await sendBatches('half');
+    const killed = await rollKilledAt('mid-delete');
+    expect((await intakeBatches(stack, sink.id)).length).toBeLessThan(BATCHES);
+    // An operator closes the intent by hand (as the intent_unresolved message tells): now only
+    // the newest snapshot's sidecar says which batches the roll consumed.
+    await stack.pool.query(`UPDATE sink_rolls SET state = 'committed', closed_at = now() WHERE sink_id = $1 AND snapshot_id = $2`, [sink.id, killed]);
+    await sendBatches('after', 2);
+    expect(await rollClean()).toMatchObject({ outcome: 'committed', batches: 2 });
+    expect(await intakeBatches(stack, sink.id)).toEqual([]);
+    const xs = (await readBoth(stack, ns, 'events')).map((r) => Number(r.x));
+    expect(xs).toEqual([...sentX].sort((a, b) => a - b));
+
+    // With the newest sidecar gone, which batches it named cannot be told: nothing rolls.
+    await sendBatches('big', BATCHES);
+    expect(await rollClean()).toMatchObject({ outcome: 'committed', batches: BATCHES });
+    const newest = await newestSummary();
+    const key = rollFileKey(sink.id, newest.snapshotId);
+    const { body } = await stack.intake.get(key);
+    const saved: Buffer[] = [];
+    for await (const chunk of body) saved.push(chunk as Buffer);
+    await stack.intake.deleteMany([key]);
+    await sendBatches('blocked', 1);
+    const stopped = await runCli(['roll', sink.id], stack.rollerEnv());
+    expect(summaries(stopped)[0]).toMatchObject({ status: 'failed', reason: 'sidecar_missing' });
+    expect((await newestSummary()).snapshotId).toBe(newest.snapshotId);
+    // Restored, the sink rolls again; with a retention of a second the sweep removes every roll file
+    // but the newest snapshot's.
+    await stack.intake.put(key, Buffer.concat(saved), { contentType: 'application/json' });
+    expect(await rollClean({ TABLEMERE_ROLLER_REJECTS_RETENTION_SECONDS: '1' })).toMatchObject({ outcome: 'committed', batches: 1 });
+    expect(await rollFiles()).toEqual([key]);
+  }, 180_000);
+});

@@ -1,11 +1,12 @@
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { type CreatedSink, ROLL_MAX_BATCHES } from '@tablemere/contracts';
+import { type CreatedSink, ROLL_MAX_BATCH_IDS, ROLL_MAX_BATCHES } from '@tablemere/contracts';
 import { findInAncestry } from '@tablemere/iceberg';
 import { rollFileKey, rollsPrefix } from '@tablemere/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SIDECAR_CRASH_POINTS } from '../src/crash.ts';
+import { InternalApi } from '../src/internal-api.ts';
 import { SUMMARY_KEYS } from '../src/roll/summary.ts';
 import { repoRoot } from '../../../tests/support/stack.ts';
 import { batchStatus, createSink, createTable, getSink, send } from './support/api.ts';
@@ -163,4 +164,20 @@ describe('rolls of more than 1,000 batches', () => {
     expect(await rollClean({ TABLEMERE_ROLLER_REJECTS_RETENTION_SECONDS: '1' })).toMatchObject({ outcome: 'committed', batches: 1 });
     expect(await rollFiles()).toEqual([key]);
   }, 180_000);
+
+  it('the internal API takes an intent and its report naming the most batches a roll takes, with the longest ids', async () => {
+    await createTable(stack, ns, 'ids', [{ name: 'x', type: 'long' }]);
+    const other = await createSink(stack, `ids_${suffix()}`, `${ns}.ids`);
+    const api = new InternalApi({ url: stack.internalUrl, secret: stack.bootstrapSecret });
+    const { lease_id } = await api.lease(other.id, { roller_id: 'sidecar-test', ttl_seconds: 120 });
+    const ids = Array.from({ length: ROLL_MAX_BATCH_IDS }, (_, i) => `${String(i).padStart(6, '0')}${'x'.repeat(122)}`);
+    const intent = await api.recordIntent(other.id, { lease_id, snapshot_id: '1234567', batch_ids: ids });
+    expect(intent.batch_ids).toEqual(ids);
+    expect((await api.listRolls(other.id, 'open')).map((r) => r.batch_ids.length)).toEqual([ROLL_MAX_BATCH_IDS]);
+    const batches = ids.map((batch_id) => ({ batch_id, rows: 2, rejected_rows: 1 }));
+    const report = { lease_id, roll_id: intent.roll_id, snapshot_id: '1234567', batches, rows: 2 * ids.length, rejected_rows: ids.length, seconds: 1, attempts: 1, started_at: new Date().toISOString(), outcome: 'committed' as const };
+    // No ledger row has these ids: the report closes the intent and counts every batch unknown.
+    expect(await api.report(other.id, report)).toMatchObject({ outcome: 'committed', ledger: { committed: 0, already_committed: 0, unknown: ROLL_MAX_BATCH_IDS }, replayed: false });
+    await expect(api.recordIntent(other.id, { lease_id, snapshot_id: '7654321', batch_ids: [...ids, 'one-more'] })).rejects.toThrow(/batch_ids/);
+  }, 60_000);
 });

@@ -4,11 +4,11 @@ import {
   DeleteObjectsCommand,
   HeadBucketCommand,
   HeadObjectCommand,
-  ListObjectsV2Command,
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { StoreError, isStoreError, toStoreError } from './errors.ts';
-import { META_PREFIX, refusalError, type SignedGetAnswer, signedHttpFor, type SignedPutAnswer } from './signed-http.ts';
+import { parseListAnswer } from './list-answer.ts';
+import { META_PREFIX, refusalError, type SignedGetAnswer, signedHttpFor, type SignedListAnswer, type SignedPutAnswer } from './signed-http.ts';
 
 /** DeleteObjects takes at most this many keys per call (S3's limit, SeaweedFS's too). */
 export const DELETE_BATCH_LIMIT = 1000;
@@ -83,8 +83,9 @@ export function md5Hex(bytes: Uint8Array): string {
 
 /**
  * One bucket of an S3-compatible store. Every failure is a StoreError with a kind from a
- * closed set. Objects go up in one PUT each, never multipart, and come back in one GET, both
- * signed and sent directly (signed-http.ts); the other calls go through the SDK client.
+ * closed set. Objects go up in one PUT each, never multipart, and come back in one GET;
+ * those and listings are signed and sent directly (signed-http.ts); the other calls go
+ * through the SDK client.
  */
 export class ObjectStore {
   constructor(
@@ -173,23 +174,19 @@ export class ObjectStore {
 
   /** One page of the keys under `prefix`, in key order. */
   async listPage(prefix: string, options: ListOptions = {}): Promise<ListPage> {
-    const answer = await this.call(`list ${this.uri(prefix)}`, () =>
-      this.client.send(
-        new ListObjectsV2Command({
-          Bucket: this.bucket,
-          Prefix: prefix,
-          MaxKeys: Math.min(options.pageSize ?? 1000, 1000),
-          ...(options.delimiter ? { Delimiter: options.delimiter } : {}),
-          ...(options.continuationToken ? { ContinuationToken: options.continuationToken } : {}),
-          ...(options.startAfter ? { StartAfter: options.startAfter } : {}),
-        }),
-      ),
-    );
-    return {
-      objects: (answer.Contents ?? []).map((o) => ({ key: o.Key!, size: o.Size ?? 0, etag: unquote(o.ETag), lastModified: o.LastModified })),
-      prefixes: (answer.CommonPrefixes ?? []).map((p) => p.Prefix!),
-      nextToken: answer.IsTruncated ? answer.NextContinuationToken : undefined,
-    };
+    const what = `list ${this.uri(prefix)}`;
+    const query: Record<string, string> = { prefix, 'max-keys': String(Math.min(options.pageSize ?? 1000, 1000)) };
+    if (options.delimiter) query.delimiter = options.delimiter;
+    if (options.continuationToken) query['continuation-token'] = options.continuationToken;
+    if (options.startAfter) query['start-after'] = options.startAfter;
+    let answer: SignedListAnswer;
+    try {
+      answer = await signedHttpFor(this.client).list({ bucket: this.bucket, query });
+    } catch (error) {
+      throw toStoreError(what, error);
+    }
+    if (!answer.ok) throw refusalError(what, answer);
+    return parseListAnswer(answer.xml);
   }
 
   /** Every page under `prefix`, one after the other. */

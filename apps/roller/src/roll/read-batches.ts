@@ -18,8 +18,12 @@ export interface IntakeBatch {
   body: Buffer;
 }
 
-/** Reads in flight at once: the store answers small GETs faster side by side, up to a point. */
-const READ_AHEAD = 8;
+/**
+ * Reads in flight at once: the store answers small GETs faster side by side, up to a point
+ * (3,000 GETs of 1 KB from the local SeaweedFS: 8 → 32 in flight, 1,078 → 1,633/s and 302 → 178
+ * µs of CPU each; 64 gained nothing more: research/38).
+ */
+const READ_AHEAD = 32;
 /** A received stamp as the intake writes it and a timestamptz column takes it: at most microseconds. */
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?(Z|[+-]\d{2}:\d{2})$/;
 

@@ -102,14 +102,22 @@ async function dropNamespace(stack: TestStack, ns: string): Promise<void> {
 const lines: string[] = [];
 const today = new Date().toISOString().slice(0, 10);
 
+/**
+ * A sensor table in `ns` and its sink, and the CPU seconds of the roll command run with
+ * nothing pending (start-up and the roll's fixed steps), to take off a measured roll's.
+ */
+async function benchSink(stack: TestStack, ns: string): Promise<{ sink: CreatedSink; idleCpuSeconds: number }> {
+  await createTable(stack, ns, 'readings', [...COLUMNS]);
+  const sink = await createSink(stack, `bench_${suffix()}`, `${ns}.readings`);
+  const idle = await runRoller(stack, ['roll', sink.id]);
+  if (idle.code !== 0 || idle.cpuSeconds === undefined) throw new Error(`the roll of an empty sink failed: ${JSON.stringify(idle.summaries)}`);
+  return { sink, idleCpuSeconds: idle.cpuSeconds };
+}
+
 async function fullRoll(stack: TestStack): Promise<void> {
   const ns = `bench_roll_${suffix()}`;
   try {
-    await createTable(stack, ns, 'readings', [...COLUMNS]);
-    const sink = await createSink(stack, `bench_${suffix()}`, `${ns}.readings`);
-    // The same command with nothing pending: what start-up and the roll's fixed steps cost.
-    const idle = await runRoller(stack, ['roll', sink.id]);
-    if (idle.code !== 0 || idle.cpuSeconds === undefined) throw new Error(`the roll of an empty sink failed: ${JSON.stringify(idle.summaries)}`);
+    const { sink, idleCpuSeconds } = await benchSink(stack, ns);
     const batchBytes = Math.floor((64 * MIB) / 1000) - 64;
     let seq = 0;
     let bytes = 0;
@@ -132,10 +140,10 @@ async function fullRoll(stack: TestStack): Promise<void> {
     const seconds = summary.seconds as number;
     const rows = summary.rows as number;
     console.log(`[full] ${JSON.stringify(summary)}`);
-    const cpu = (run.cpuSeconds ?? Number.NaN) - idle.cpuSeconds;
+    const cpu = (run.cpuSeconds ?? Number.NaN) - idleCpuSeconds;
     console.log(
       `[full] roller CPU ${cpu.toFixed(2)} s for the roll = ${((cpu * 1000) / (bytes / MIB)).toFixed(1)} ms per MiB ` +
-        `(process ${run.cpuSeconds?.toFixed(2)} s, less ${idle.cpuSeconds.toFixed(2)} s for a roll with nothing pending)`,
+        `(process ${run.cpuSeconds?.toFixed(2)} s, less ${idleCpuSeconds.toFixed(2)} s for a roll with nothing pending)`,
     );
     lines.push(
       `${today} bench:roll full roll: ${summary.batches} batches, ${(bytes / MIB).toFixed(1)} MiB NDJSON, ${rows} rows in ${seconds.toFixed(2)} s ` +
@@ -202,10 +210,7 @@ function cpuBySteps(run: RollerRun): Record<string, number> {
 async function smallBatches(stack: TestStack, count: number): Promise<void> {
   const ns = `bench_small_${suffix()}`;
   try {
-    await createTable(stack, ns, 'readings', [...COLUMNS]);
-    const sink = await createSink(stack, `bench_${suffix()}`, `${ns}.readings`);
-    const idle = await runRoller(stack, ['roll', sink.id]);
-    if (idle.code !== 0 || idle.cpuSeconds === undefined) throw new Error(`the roll of an empty sink failed: ${JSON.stringify(idle.summaries)}`);
+    const { sink, idleCpuSeconds } = await benchSink(stack, ns);
     let seq = 0;
     let bytes = 0;
     const sendStarted = Date.now();
@@ -224,11 +229,11 @@ async function smallBatches(stack: TestStack, count: number): Promise<void> {
     const run = await runRoller(stack, ['roll', sink.id], { LOG_LEVEL: 'debug', BENCH_CPU_SAMPLE_MS: '10' });
     const summary = run.summaries[0];
     if (run.code !== 0 || summary?.outcome !== 'committed' || summary.batches !== count) throw new Error(`the roll did not commit every batch: ${JSON.stringify(summary)}`);
-    const cpu = (run.cpuSeconds ?? Number.NaN) - idle.cpuSeconds;
+    const cpu = (run.cpuSeconds ?? Number.NaN) - idleCpuSeconds;
     const steps = cpuBySteps(run);
     const perBatch = (ms: number) => `${((ms * 1000) / count).toFixed(0)} µs`;
     console.log(`[small] ${JSON.stringify(summary)}`);
-    console.log(`[small] roller CPU ${cpu.toFixed(2)} s for the roll = ${perBatch(cpu * 1000)} per batch (process ${run.cpuSeconds?.toFixed(2)} s, less ${idle.cpuSeconds.toFixed(2)} s with nothing pending)`);
+    console.log(`[small] roller CPU ${cpu.toFixed(2)} s for the roll = ${perBatch(cpu * 1000)} per batch (process ${run.cpuSeconds?.toFixed(2)} s, less ${idleCpuSeconds.toFixed(2)} s with nothing pending)`);
     console.log(`[small] CPU per step, ms (per batch): ${Object.entries(steps).map(([step, ms]) => `${step} ${ms} (${perBatch(ms)})`).join(', ')}`);
     lines.push(
       `${today} bench:roll small batches: ${count} batches of ~${Math.round(bytes / count)} B (${seq} rows) in one roll of ${(summary.seconds as number).toFixed(2)} s; ` +

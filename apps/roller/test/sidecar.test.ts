@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { type CreatedSink, ROLL_MAX_BATCH_IDS, ROLL_MAX_BATCHES } from '@tablemere/contracts';
+import { ROLL_MAX_BATCH_IDS, ROLL_MAX_BATCHES } from '@tablemere/contracts';
 import { findInAncestry } from '@tablemere/iceberg';
 import { rollFileKey, rollsPrefix } from '@tablemere/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,10 +9,11 @@ import { SIDECAR_CRASH_POINTS } from '../src/crash.ts';
 import { InternalApi } from '../src/internal-api.ts';
 import { SUMMARY_KEYS } from '../src/roll/summary.ts';
 import { repoRoot } from '../../../tests/support/stack.ts';
-import { batchStatus, createSink, createTable, getSink, send } from './support/api.ts';
+import { batchStatus, createSink, createTable, getSink } from './support/api.ts';
 import { expireLease, intakeBatches, readBoth } from './support/expect.ts';
 import { runCli, summaries } from './support/roller.ts';
-import { startTestStack, suffix, type TestStack } from './support/stack.ts';
+import { suffix, type TestStack } from './support/stack.ts';
+import { startXSink, stopXSink, type XSink } from './support/x-sink.ts';
 
 /**
  * Rolls of more than 1,000 batches, whose ids go to a sidecar file the snapshot summary names:
@@ -22,45 +23,20 @@ import { startTestStack, suffix, type TestStack } from './support/stack.ts';
 const run = promisify(execFile);
 const BATCHES = ROLL_MAX_BATCHES + 50;
 let stack: TestStack;
-let ns: string;
-let sink: CreatedSink;
-let nextX = 0;
-const sentX: number[] = [];
-let batchesSent = 0;
+let x: XSink;
 
-beforeAll(async () => {
-  stack = await startTestStack();
-  ns = `sidecar_${suffix()}`;
-  await createTable(stack, ns, 'events', [
-    { name: 'x', type: 'long', required: true },
-    { name: 'who', type: 'string' },
-  ]);
-  sink = await createSink(stack, `sidecar_${suffix()}`, `${ns}.events`);
-});
+beforeAll(async () => ({ stack, x } = await startXSink('sidecar')));
+afterAll(async () => stopXSink(stack, x));
 
-afterAll(async () => {
-  await stack?.dropNamespaces([ns]);
-  await stack?.stop();
-});
-
-/** Sends `count` batches of two rows and one the schema refuses, 25 at a time; returns their ids. */
+/** Sends `count` batches, 25 at a time; returns their ids. */
 async function sendBatches(tag: string, count = BATCHES): Promise<string[]> {
   const ids = Array.from({ length: count }, (_, i) => `${tag}-${i}`);
-  for (let i = 0; i < count; i += 25) {
-    await Promise.all(
-      ids.slice(i, i + 25).map((id) => {
-        const xs = [nextX++, nextX++];
-        sentX.push(...xs);
-        return send(stack, sink, id, [{ x: xs[0], who: tag }, { x: xs[1] }, { who: 'no x: rejected' }]);
-      }),
-    );
-  }
-  batchesSent += count;
+  for (let i = 0; i < count; i += 25) await Promise.all(ids.slice(i, i + 25).map((id) => x.send(stack, id, tag)));
   return ids;
 }
 
 async function rollClean(env: Record<string, string> = {}): Promise<Record<string, unknown>> {
-  const done = await runCli(['roll', sink.id], stack.rollerEnv(env));
+  const done = await runCli(['roll', x.sink.id], stack.rollerEnv(env));
   expect(done.code, done.stderr).toBe(0);
   const [summary] = summaries(done);
   expect(summary).toMatchObject({ status: 'rolled' });
@@ -68,34 +44,34 @@ async function rollClean(env: Record<string, string> = {}): Promise<Record<strin
 }
 
 async function rollKilledAt(point: string): Promise<string> {
-  const crashed = await runCli(['roll', sink.id], stack.rollerEnv({ TABLEMERE_ROLLER_CRASH_AT: point }));
+  const crashed = await runCli(['roll', x.sink.id], stack.rollerEnv({ TABLEMERE_ROLLER_CRASH_AT: point }));
   expect(crashed.signal, crashed.stderr).toBe('SIGKILL');
-  await expireLease(stack, sink.id);
-  const { rows } = await stack.pool.query<{ snapshot_id: string }>(`SELECT snapshot_id FROM sink_rolls WHERE sink_id = $1 AND state = 'open'`, [sink.id]);
+  await expireLease(stack, x.sink.id);
+  const { rows } = await stack.pool.query<{ snapshot_id: string }>(`SELECT snapshot_id FROM sink_rolls WHERE sink_id = $1 AND state = 'open'`, [x.sink.id]);
   return rows[0]?.snapshot_id ?? '';
 }
 
 /** Every x sent is in the table exactly once (PyIceberg and DuckDB agree), nothing waits, each rejected row counted once. */
 async function expectExactlyOnce(): Promise<void> {
-  const xs = (await readBoth(stack, ns, 'events')).map((r) => Number(r.x));
-  expect(xs.length).toBe(sentX.length);
-  expect(xs).toEqual([...sentX].sort((a, b) => a - b));
-  expect(await intakeBatches(stack, sink.id)).toEqual([]);
-  const view = await getSink(stack, sink.id);
+  const xs = (await readBoth(stack, x.ns, 'events')).map((r) => Number(r.x));
+  expect(xs.length).toBe(x.sentX.length);
+  expect(xs).toEqual([...x.sentX].sort((a, b) => a - b));
+  expect(await intakeBatches(stack, x.sink.id)).toEqual([]);
+  const view = await getSink(stack, x.sink.id);
   expect(view.lag.batches_waiting).toBe(0);
-  expect(view.rejects).toMatchObject({ rows_total: batchesSent, batches_with_rejects: batchesSent });
+  expect(view.rejects).toMatchObject({ rows_total: x.batchesSent, batches_with_rejects: x.batchesSent });
 }
 
 async function rollFiles(): Promise<string[]> {
   const keys: string[] = [];
-  for await (const page of stack.intake.list(rollsPrefix(sink.id))) keys.push(...page.objects.map((o) => o.key));
+  for await (const page of stack.intake.list(rollsPrefix(x.sink.id))) keys.push(...page.objects.map((o) => o.key));
   return keys.sort();
 }
 
 /** The summary of the newest snapshot on main naming the sink. */
 async function newestSummary(): Promise<Record<string, string | undefined> & { snapshotId: string }> {
-  const { metadata } = await stack.catalog.loadTable({ namespace: ns, name: 'events' });
-  const snapshot = findInAncestry(metadata, SUMMARY_KEYS.id, sink.id)!;
+  const { metadata } = await stack.catalog.loadTable({ namespace: x.ns, name: 'events' });
+  const snapshot = findInAncestry(metadata, SUMMARY_KEYS.id, x.sink.id)!;
   return { ...snapshot.summary, snapshotId: snapshot['snapshot-id'].toString() };
 }
 
@@ -112,7 +88,7 @@ describe('rolls of more than 1,000 batches', () => {
       expect((await newestSummary())[SUMMARY_KEYS.batchesFile]).not.toBe(stack.intake.uri(written[0]!));
     }
     const summary = await newestSummary();
-    expect(summary).toMatchObject({ [SUMMARY_KEYS.batchesFile]: stack.intake.uri(rollFileKey(sink.id, summary.snapshotId)), [SUMMARY_KEYS.batchCount]: String(BATCHES) });
+    expect(summary).toMatchObject({ [SUMMARY_KEYS.batchesFile]: stack.intake.uri(rollFileKey(x.sink.id, summary.snapshotId)), [SUMMARY_KEYS.batchCount]: String(BATCHES) });
     expect(summary[SUMMARY_KEYS.batches]).toBeUndefined();
     await expectExactlyOnce();
   }, 120_000);
@@ -120,7 +96,7 @@ describe('rolls of more than 1,000 batches', () => {
   it('settles a roll killed after its commit from its sidecar once the owner compacted and expired', async () => {
     const [first] = await sendBatches('committed');
     const killed = await rollKilledAt('after-commit');
-    const upkeep = await run(path.join(repoRoot, '.venv', 'bin', 'python'), [path.join(repoRoot, 'tests', 'readers', 'owner_upkeep.py'), ns, 'events', 'compact', 'expire'], {
+    const upkeep = await run(path.join(repoRoot, '.venv', 'bin', 'python'), [path.join(repoRoot, 'tests', 'readers', 'owner_upkeep.py'), x.ns, 'events', 'compact', 'expire'], {
       env: { ...process.env, ...stack.env },
       cwd: path.join(repoRoot, 'tests', 'readers'),
     });
@@ -128,34 +104,34 @@ describe('rolls of more than 1,000 batches', () => {
     expect((JSON.parse(upkeep.stdout) as { snapshots: string[] }).snapshots).not.toContain(killed);
     expect(await rollClean()).toMatchObject({ settled: 1, outcome: 'idle' });
     // The counts reported on recovery are the sidecar's.
-    expect(await batchStatus(stack, sink.id, first!)).toMatchObject({ state: 'committed', snapshot_id: killed, rejected_rows: 1 });
+    expect(await batchStatus(stack, x.sink.id, first!)).toMatchObject({ state: 'committed', snapshot_id: killed, rejected_rows: 1 });
     await expectExactlyOnce();
   }, 120_000);
 
   it('deletes what a committed roll left in intake by its sidecar alone, and stops when the sidecar is gone', async () => {
     await sendBatches('half');
     const killed = await rollKilledAt('mid-delete');
-    expect((await intakeBatches(stack, sink.id)).length).toBeLessThan(BATCHES);
+    expect((await intakeBatches(stack, x.sink.id)).length).toBeLessThan(BATCHES);
     // An operator closes the intent by hand (as the intent_unresolved message tells): now only
     // the newest snapshot's sidecar says which batches the roll consumed.
-    await stack.pool.query(`UPDATE sink_rolls SET state = 'committed', closed_at = now() WHERE sink_id = $1 AND snapshot_id = $2`, [sink.id, killed]);
+    await stack.pool.query(`UPDATE sink_rolls SET state = 'committed', closed_at = now() WHERE sink_id = $1 AND snapshot_id = $2`, [x.sink.id, killed]);
     await sendBatches('after', 2);
     expect(await rollClean()).toMatchObject({ outcome: 'committed', batches: 2 });
-    expect(await intakeBatches(stack, sink.id)).toEqual([]);
-    const xs = (await readBoth(stack, ns, 'events')).map((r) => Number(r.x));
-    expect(xs).toEqual([...sentX].sort((a, b) => a - b));
+    expect(await intakeBatches(stack, x.sink.id)).toEqual([]);
+    const xs = (await readBoth(stack, x.ns, 'events')).map((r) => Number(r.x));
+    expect(xs).toEqual([...x.sentX].sort((a, b) => a - b));
 
     // With the newest sidecar gone, which batches it named cannot be told: nothing rolls.
     await sendBatches('big', BATCHES);
     expect(await rollClean()).toMatchObject({ outcome: 'committed', batches: BATCHES });
     const newest = await newestSummary();
-    const key = rollFileKey(sink.id, newest.snapshotId);
+    const key = rollFileKey(x.sink.id, newest.snapshotId);
     const { body } = await stack.intake.get(key);
     const saved: Buffer[] = [];
     for await (const chunk of body) saved.push(chunk as Buffer);
     await stack.intake.deleteMany([key]);
     await sendBatches('blocked', 1);
-    const stopped = await runCli(['roll', sink.id], stack.rollerEnv());
+    const stopped = await runCli(['roll', x.sink.id], stack.rollerEnv());
     expect(summaries(stopped)[0]).toMatchObject({ status: 'failed', reason: 'sidecar_missing' });
     expect((await newestSummary()).snapshotId).toBe(newest.snapshotId);
     // Restored, the sink rolls again; with a retention of a second the sweep removes every roll file
@@ -166,8 +142,8 @@ describe('rolls of more than 1,000 batches', () => {
   }, 180_000);
 
   it('the internal API takes an intent and its report naming the most batches a roll takes, with the longest ids', async () => {
-    await createTable(stack, ns, 'ids', [{ name: 'x', type: 'long' }]);
-    const other = await createSink(stack, `ids_${suffix()}`, `${ns}.ids`);
+    await createTable(stack, x.ns, 'ids', [{ name: 'x', type: 'long' }]);
+    const other = await createSink(stack, `ids_${suffix()}`, `${x.ns}.ids`);
     const api = new InternalApi({ url: stack.internalUrl, secret: stack.bootstrapSecret });
     const { lease_id } = await api.lease(other.id, { roller_id: 'sidecar-test', ttl_seconds: 120 });
     const ids = Array.from({ length: ROLL_MAX_BATCH_IDS }, (_, i) => `${String(i).padStart(6, '0')}${'x'.repeat(122)}`);

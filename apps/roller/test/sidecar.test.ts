@@ -108,6 +108,19 @@ describe('rolls of more than 1,000 batches', () => {
     await expectExactlyOnce();
   }, 120_000);
 
+  it("settles a roll killed mid-delete in the project's own upkeep, which then compacts and expires its snapshot", async () => {
+    const [first] = await sendBatches('upkept');
+    const killed = await rollKilledAt('mid-delete');
+    const upkept = await runCli(['upkeep', x.sink.id], stack.rollerEnv({ TABLEMERE_ROLLER_UPKEEP_KEEP_SNAPSHOTS: '1', TABLEMERE_ROLLER_UPKEEP_MIN_SNAPSHOT_AGE_SECONDS: '0' }));
+    expect(upkept.code, upkept.stderr).toBe(0);
+    expect(summaries(upkept)[0]).toMatchObject({ status: 'upkept', settled: 1, compaction_skipped: null });
+    const { metadata } = await stack.catalog.loadTable({ namespace: x.ns, name: 'events' });
+    expect(metadata.snapshots?.map((snapshot) => snapshot['snapshot-id'].toString())).not.toContain(killed);
+    expect(await rollClean()).toMatchObject({ outcome: 'idle', settled: 0 });
+    expect(await batchStatus(stack, x.sink.id, first!)).toMatchObject({ state: 'committed', snapshot_id: killed, rejected_rows: 1 });
+    await expectExactlyOnce();
+  }, 120_000);
+
   it('deletes what a committed roll left in intake by its sidecar alone, and stops when the sidecar is gone', async () => {
     await sendBatches('half');
     const killed = await rollKilledAt('mid-delete');

@@ -277,10 +277,14 @@ export async function reestablishInvariant(ctx: RollContext, table: TenantTable,
   }
   const latest = findInAncestry(metadata, SUMMARY_KEYS.id, ctx.sink.id);
   if (latest && !consumed.some((c) => c.snapshotId === latest['snapshot-id'])) {
+    const notAfter = latest['timestamp-ms'] + CONSUMED_WINDOW_MS;
+    // Only a batch stored before that commit can be one it consumed: with none listed, its
+    // sidecar (if any) need not be read, nor exist (a rollback to a snapshot long since swept).
+    const mayName = listed.some((o) => (o.lastModified?.getTime() ?? 0) <= notAfter);
     consumed.push({
       snapshotId: latest['snapshot-id'],
-      batchIds: summaryBatchIds(await resolveBatchLists(ctx, latest)),
-      notAfter: latest['timestamp-ms'] + CONSUMED_WINDOW_MS,
+      batchIds: mayName ? summaryBatchIds(await resolveBatchLists(ctx, latest)) : [],
+      notAfter,
       intent: undefined,
       counts: undefined,
     });

@@ -9,8 +9,9 @@
  *  2. many sinks: N sinks (default 1,000), one small batch each, rolled once by one roller
  *     process (`roll --all-due`, TABLEMERE_ROLLER_CONCURRENCY) — rolls/s;
  *  3. with `--small N`: one roll of N ~1 KB batches (a fleet's sends; above 1,000 their ids go
- *     to a sidecar) — the roller's CPU per batch, and per step (its CPU sampled every 10 ms,
- *     cut at the step lines it logs at debug level).
+ *     to a sidecar; N up to the sink backlog cap, 10,000 by default) — the roller's CPU per
+ *     batch, and per step (its CPU sampled every 10 ms, cut at the step lines it logs at debug
+ *     level).
  *
  *   npm run bench:roll [-- --sinks 1000 --concurrency 4 --skip-full --skip-many --small 8000]
  */

@@ -22,6 +22,11 @@ import { warehouseRoutes } from './routes/warehouses/index.ts';
 export type { AppDeps, InternalAppDeps } from './deps.ts';
 
 const ONE_MIB = 1024 * 1024;
+/**
+ * The roller's requests: a roll intent or report names up to ROLL_MAX_BATCH_IDS batches
+ * (~9 MiB of report with the longest ids).
+ */
+const INTERNAL_BODY_LIMIT = 16 * ONE_MIB;
 
 /** A caller's X-Request-Id is kept when it is plain enough to be safe in a log line. */
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
@@ -152,7 +157,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
  * it answers with tenant credentials in clear, so the public app never registers it.
  */
 export function buildInternalApp(deps: InternalAppDeps): FastifyInstance {
-  const app = baseApp(deps.logger, ONE_MIB, deps.timeouts ?? DEFAULT_SERVER_TIMEOUTS);
+  const app = baseApp(deps.logger, INTERNAL_BODY_LIMIT, deps.timeouts ?? DEFAULT_SERVER_TIMEOUTS);
   internalRoutes(app, deps.bootstrapSecret, {
     pool: deps.pool,
     secrets: deps.secrets,

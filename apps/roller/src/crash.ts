@@ -20,6 +20,15 @@ export const ROLL_CRASH_POINTS = [
   'after-report',
 ] as const;
 
+/**
+ * Steps only a roll of more than 1,000 batches takes (apps/roller/test/sidecar.test.ts kills
+ * one at each); a smaller roll never reaches them.
+ */
+export const SIDECAR_CRASH_POINTS = [
+  /** The sidecar of batch ids written, no intent recorded. */
+  'after-sidecar',
+] as const;
+
 export const UPKEEP_CRASH_POINTS = [
   /** Upkeep: the compacted data files written, the replace snapshot not committed. */
   'upkeep-before-compact-commit',
@@ -31,7 +40,7 @@ export const UPKEEP_CRASH_POINTS = [
   'upkeep-before-report',
 ] as const;
 
-export const CRASH_POINTS = [...ROLL_CRASH_POINTS, ...UPKEEP_CRASH_POINTS] as const;
+export const CRASH_POINTS = [...ROLL_CRASH_POINTS, ...SIDECAR_CRASH_POINTS, ...UPKEEP_CRASH_POINTS] as const;
 
 export type CrashPoint = (typeof CRASH_POINTS)[number];
 

@@ -22,6 +22,8 @@ export const FAILURE_REASONS = [
   'delete_failed',
   /** An open roll intent whose commit can be neither confirmed nor ruled out. */
   'intent_unresolved',
+  /** A sink snapshot names a sidecar of batch ids that is gone or not its own: its batches cannot be told. */
+  'sidecar_missing',
   /** Every commit attempt lost the race to another writer. */
   'commit_conflict',
   /** The commit's outcome is unknown; the next roll settles it from the table's ancestry. */

@@ -2,13 +2,13 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROLL_CRASH_POINTS } from '../src/crash.ts';
-import { createSink, createTable, getSink, send } from './support/api.ts';
+import { getSink } from './support/api.ts';
 import { expireLease, intakeBatches, readBoth } from './support/expect.ts';
 import { pyicebergRows } from './support/readers.ts';
 import { runCli, summaries } from './support/roller.ts';
-import { startTestStack, suffix, type TestStack } from './support/stack.ts';
+import type { TestStack } from './support/stack.ts';
+import { startXSink, stopXSink, type XSink } from './support/x-sink.ts';
 import { repoRoot } from '../../../tests/support/stack.ts';
-import type { CreatedSink } from '@tablemere/contracts';
 
 /**
  * Crash safety: the operator command is SIGKILLed at every step of a roll (by the crash hook)
@@ -16,45 +16,24 @@ import type { CreatedSink } from '@tablemere/contracts';
  * the table exactly once.
  */
 let stack: TestStack;
-let ns: string;
-let sink: CreatedSink;
-let nextX = 0;
-const sentX: number[] = [];
-let batchesSent = 0;
+let x: XSink;
 
-beforeAll(async () => {
-  stack = await startTestStack();
-  ns = `crash_${suffix()}`;
-  await createTable(stack, ns, 'events', [
-    { name: 'x', type: 'long', required: true },
-    { name: 'who', type: 'string' },
-  ]);
-  sink = await createSink(stack, `crash_${suffix()}`, `${ns}.events`);
-});
-
-afterAll(async () => {
-  await stack?.dropNamespaces([ns]);
-  await stack?.stop();
-});
+beforeAll(async () => ({ stack, x } = await startXSink('crash')));
+afterAll(async () => stopXSink(stack, x));
 
 /** Sends `batches` batches of three rows, one of them rejected, with fresh x values. */
 async function sendBatches(tag: string, batches: number): Promise<void> {
-  for (let b = 0; b < batches; b++) {
-    const rows = [{ x: nextX++, who: tag }, { x: nextX++ }, { who: 'no x: rejected' }];
-    sentX.push(rows[0]!.x!, rows[1]!.x!);
-    await send(stack, sink, `${tag}-${b}`, rows);
-    batchesSent++;
-  }
+  for (let b = 0; b < batches; b++) await x.send(stack, `${tag}-${b}`, tag);
 }
 
 /** Every x sent is in the table exactly once, and nothing else is. */
 async function expectExactlyOnce(rows: Array<Record<string, unknown>>): Promise<void> {
   const xs = rows.map((r) => Number(r.x)).sort((a, b) => a - b);
-  expect(xs).toEqual([...sentX].sort((a, b) => a - b));
+  expect(xs).toEqual([...x.sentX].sort((a, b) => a - b));
 }
 
 async function rollClean(): Promise<void> {
-  const run = await runCli(['roll', sink.id], stack.rollerEnv());
+  const run = await runCli(['roll', x.sink.id], stack.rollerEnv());
   expect(run.code, run.stderr).toBe(0);
   expect(summaries(run)[0]).toMatchObject({ status: 'rolled' });
 }
@@ -63,16 +42,16 @@ describe('crash safety', () => {
   for (const point of ROLL_CRASH_POINTS) {
     it(`a roll killed at ${point} loses and duplicates nothing`, async () => {
       await sendBatches(point, 3);
-      const crashed = await runCli(['roll', sink.id], stack.rollerEnv({ TABLEMERE_ROLLER_CRASH_AT: point }));
+      const crashed = await runCli(['roll', x.sink.id], stack.rollerEnv({ TABLEMERE_ROLLER_CRASH_AT: point }));
       expect(crashed.signal, crashed.stderr).toBe('SIGKILL');
-      await expireLease(stack, sink.id);
+      await expireLease(stack, x.sink.id);
       await rollClean();
-      await expectExactlyOnce(await pyicebergRows(ns, 'events'));
-      expect(await intakeBatches(stack, sink.id)).toEqual([]);
-      const view = await getSink(stack, sink.id);
+      await expectExactlyOnce(await pyicebergRows(x.ns, 'events'));
+      expect(await intakeBatches(stack, x.sink.id)).toEqual([]);
+      const view = await getSink(stack, x.sink.id);
       expect(view.lag.batches_waiting).toBe(0);
       // Reports made on recovery carry the counts too: one rejected row per batch, each counted once.
-      expect(view.rejects).toMatchObject({ rows_total: batchesSent, batches_with_rejects: batchesSent });
+      expect(view.rejects).toMatchObject({ rows_total: x.batchesSent, batches_with_rejects: x.batchesSent });
     });
   }
 
@@ -89,7 +68,7 @@ describe('crash safety', () => {
       runs++;
       await sendBatches(`random${runs}`, 2);
       const target = steps[Math.floor(Math.random() * steps.length)]!;
-      const child = spawn(process.execPath, ['--import', 'tsx', cli, 'roll', sink.id], { cwd: repoRoot, env: stack.rollerEnv({ LOG_LEVEL: 'debug' }), stdio: ['ignore', 'ignore', 'pipe'] });
+      const child = spawn(process.execPath, ['--import', 'tsx', cli, 'roll', x.sink.id], { cwd: repoRoot, env: stack.rollerEnv({ LOG_LEVEL: 'debug' }), stdio: ['ignore', 'ignore', 'pipe'] });
       let buffered = '';
       child.stderr!.on('data', (chunk: Buffer) => {
         buffered += chunk.toString();
@@ -102,19 +81,19 @@ describe('crash safety', () => {
       const signal = await new Promise<NodeJS.Signals | null>((resolve) => child.on('close', (_code, s) => resolve(s)));
       if (signal === 'SIGKILL') {
         killedIn[target] = (killedIn[target] ?? 0) + 1;
-        await expireLease(stack, sink.id);
+        await expireLease(stack, x.sink.id);
       }
     }
     await rollClean();
     await rollClean();
-    const rows = await readBoth(stack, ns, 'events');
+    const rows = await readBoth(stack, x.ns, 'events');
     await expectExactlyOnce(rows);
-    expect(await intakeBatches(stack, sink.id)).toEqual([]);
-    const view = await getSink(stack, sink.id);
+    expect(await intakeBatches(stack, x.sink.id)).toEqual([]);
+    const view = await getSink(stack, x.sink.id);
     expect(view.lag.batches_waiting).toBe(0);
-    expect(view.rejects).toMatchObject({ rows_total: batchesSent, batches_with_rejects: batchesSent });
+    expect(view.rejects).toMatchObject({ rows_total: x.batchesSent, batches_with_rejects: x.batchesSent });
     const kills = Object.values(killedIn).reduce((a, b) => a + b, 0);
-    console.log(`[crash] ${kills} of ${runs} runs killed mid-roll (by step started: ${JSON.stringify(killedIn)}); ${sentX.length} rows, each exactly once`);
+    console.log(`[crash] ${kills} of ${runs} runs killed mid-roll (by step started: ${JSON.stringify(killedIn)}); ${x.sentX.length} rows, each exactly once`);
     expect(kills).toBeGreaterThan(runs / 2);
   }, 300_000);
 });

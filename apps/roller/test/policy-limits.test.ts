@@ -9,8 +9,9 @@ import { startTestStack, suffix, type TestStack } from './support/stack.ts';
 /**
  * The roll policy's count and size rules through real rolls: a sink becomes due exactly when
  * its pending batches reach 1,000 or their bytes reach roll_bytes (and not one batch or byte
- * before, roll_seconds being an hour away), and `roll --all-due` then takes at most 1,000
- * batches and about roll_bytes, oldest first, leaving the rest for the next roll.
+ * before, roll_seconds being an hour away), and `roll --all-due` then takes the oldest batches
+ * up to about roll_bytes, leaving the rest for the next roll: 1,000 batches only make a sink
+ * due, and a roll of more of them names its ids in a sidecar file.
  */
 let stack: TestStack;
 let internal: InternalApi;
@@ -50,7 +51,7 @@ async function rollAllDue() {
 }
 
 describe('the roll policy at its limits', () => {
-  it('is due at exactly 1,000 pending batches, and a roll takes 1,000 of 1,001', async () => {
+  it('is due at exactly 1,000 pending batches, and a roll takes all 1,001', async () => {
     const { ns, sink } = await quietSink('count');
     const id = (i: number) => `b-${String(i).padStart(4, '0')}`;
     // 999 batches, a few at a time.
@@ -63,12 +64,11 @@ describe('the roll policy at its limits', () => {
     await send(stack, sink, id(1000), [{ x: 1000 }]);
 
     const [summary] = await rollAllDue();
-    expect(summary).toMatchObject({ sink: sink.id, status: 'rolled', outcome: 'committed', batches: ROLL_MAX_BATCHES, rows: ROLL_MAX_BATCHES });
+    expect(summary).toMatchObject({ sink: sink.id, status: 'rolled', outcome: 'committed', batches: ROLL_MAX_BATCHES + 1, rows: ROLL_MAX_BATCHES + 1 });
     const rows = await readBoth(stack, ns, 'events');
-    expect(rows.map((r) => r.x)).toEqual(Array.from({ length: ROLL_MAX_BATCHES }, (_, i) => i));
-    // The newest one waits for the next roll, and alone it is not due.
-    expect(await intakeBatches(stack, sink.id)).toEqual([`_sink/${sink.id}/${id(1000)}.ndjson`]);
-    expect((await getSink(stack, sink.id)).lag.batches_waiting).toBe(1);
+    expect(rows.map((r) => r.x)).toEqual(Array.from({ length: ROLL_MAX_BATCHES + 1 }, (_, i) => i));
+    expect(await intakeBatches(stack, sink.id)).toEqual([]);
+    expect((await getSink(stack, sink.id)).lag.batches_waiting).toBe(0);
     expect(await dueReasons(sink.id)).toEqual([]);
   }, 300_000);
 

@@ -145,6 +145,14 @@ export const LeaseParams = z.strictObject({ id: SinkId, lease_id: LeaseId });
 export const LeaseRelease = z.object({ released: z.boolean() });
 export type LeaseRelease = z.infer<typeof LeaseRelease>;
 
+/**
+ * Most batches one roll takes: a sanity cap on what an intent and a report carry (ids of up to
+ * 128 characters: ~7 MiB of intent, ~9 MiB of report at most) and what a roller holds per roll.
+ * A roll takes the oldest batches up to roll_bytes and this many; above ROLL_MAX_BATCHES the
+ * ids go to a sidecar file the snapshot summary names (apps/roller/src/roll/summary.ts).
+ */
+export const ROLL_MAX_BATCH_IDS = 50_000;
+
 export const ROLL_STATES = ['open', 'committed', 'empty', 'failed'] as const;
 export const RollState = z.enum(ROLL_STATES);
 export type RollState = z.infer<typeof RollState>;
@@ -159,7 +167,7 @@ export const RollIntentRequest = z.strictObject({
   batch_ids: z
     .array(BatchId)
     .min(1)
-    .max(ROLL_MAX_BATCHES)
+    .max(ROLL_MAX_BATCH_IDS)
     .refine((ids) => new Set(ids).size === ids.length, 'batch ids must be distinct'),
 });
 export type RollIntentRequest = z.infer<typeof RollIntentRequest>;
@@ -212,7 +220,7 @@ export const RollReport = z
     snapshot_id: SnapshotId.nullable(),
     batches: z
       .array(ReportedBatch)
-      .max(ROLL_MAX_BATCHES)
+      .max(ROLL_MAX_BATCH_IDS)
       .refine((batches) => new Set(batches.map((b) => b.batch_id)).size === batches.length, 'batch ids must be distinct'),
     rows: Count,
     rejected_rows: Count,

@@ -13,5 +13,7 @@ export {
   batchKey,
   rejectsKey,
   rejectsPrefix,
+  rollFileKey,
+  rollsPrefix,
   sinkPrefix,
 } from './intake-layout.ts';

@@ -4,6 +4,11 @@
  *
  *   _sink/<sink_id>/<batch_id>.ndjson           a pending batch: one element per line, as sent
  *   _sink/<sink_id>/rejects/<batch_id>.ndjson   rows a roll refused, with their reasons
+ *   _sink/<sink_id>/rolls/<snapshot_id>.json     the batch ids and counts of a roll of more
+ *                                                than 1,000 batches, named by its snapshot's summary
+ *
+ * Rejects and roll files live a level deeper than batches, so a listing of one level (with a
+ * delimiter) sees batches only.
  */
 export const INTAKE_ROOT = '_sink/';
 export const BATCH_SUFFIX = '.ndjson';
@@ -24,6 +29,8 @@ export const sinkPrefix = (sinkId: string) => `${INTAKE_ROOT}${sinkId}/`;
 export const batchKey = (sinkId: string, batchId: string) => `${sinkPrefix(sinkId)}${batchId}${BATCH_SUFFIX}`;
 export const rejectsPrefix = (sinkId: string) => `${sinkPrefix(sinkId)}rejects/`;
 export const rejectsKey = (sinkId: string, batchId: string) => `${rejectsPrefix(sinkId)}${batchId}${BATCH_SUFFIX}`;
+export const rollsPrefix = (sinkId: string) => `${sinkPrefix(sinkId)}rolls/`;
+export const rollFileKey = (sinkId: string, snapshotId: bigint | string) => `${rollsPrefix(sinkId)}${snapshotId}.json`;
 
 /**
  * The batch id of a pending batch's key under `sinkPrefix(sinkId)`, or undefined for any

@@ -4,14 +4,16 @@ import {
   DeleteObjectsCommand,
   HeadBucketCommand,
   HeadObjectCommand,
-  ListObjectsV2Command,
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { StoreError, isStoreError, toStoreError } from './errors.ts';
-import { META_PREFIX, refusalError, type SignedGetAnswer, signedHttpFor, type SignedPutAnswer } from './signed-http.ts';
+import { parseListAnswer } from './list-answer.ts';
+import { META_PREFIX, refusalError, type SignedGetAnswer, signedHttpFor, type SignedListAnswer, type SignedPutAnswer } from './signed-http.ts';
 
 /** DeleteObjects takes at most this many keys per call (S3's limit, SeaweedFS's too). */
 export const DELETE_BATCH_LIMIT = 1000;
+/** DeleteObjects calls in flight at once: a roll of tens of thousands of batches deletes them side by side. */
+const DELETES_IN_FLIGHT = 4;
 
 export interface PutOptions {
   contentType: string;
@@ -81,8 +83,9 @@ export function md5Hex(bytes: Uint8Array): string {
 
 /**
  * One bucket of an S3-compatible store. Every failure is a StoreError with a kind from a
- * closed set. Objects go up in one PUT each, never multipart, and come back in one GET, both
- * signed and sent directly (signed-http.ts); the other calls go through the SDK client.
+ * closed set. Objects go up in one PUT each, never multipart, and come back in one GET;
+ * those and listings are signed and sent directly (signed-http.ts); the other calls go
+ * through the SDK client.
  */
 export class ObjectStore {
   constructor(
@@ -171,23 +174,19 @@ export class ObjectStore {
 
   /** One page of the keys under `prefix`, in key order. */
   async listPage(prefix: string, options: ListOptions = {}): Promise<ListPage> {
-    const answer = await this.call(`list ${this.uri(prefix)}`, () =>
-      this.client.send(
-        new ListObjectsV2Command({
-          Bucket: this.bucket,
-          Prefix: prefix,
-          MaxKeys: Math.min(options.pageSize ?? 1000, 1000),
-          ...(options.delimiter ? { Delimiter: options.delimiter } : {}),
-          ...(options.continuationToken ? { ContinuationToken: options.continuationToken } : {}),
-          ...(options.startAfter ? { StartAfter: options.startAfter } : {}),
-        }),
-      ),
-    );
-    return {
-      objects: (answer.Contents ?? []).map((o) => ({ key: o.Key!, size: o.Size ?? 0, etag: unquote(o.ETag), lastModified: o.LastModified })),
-      prefixes: (answer.CommonPrefixes ?? []).map((p) => p.Prefix!),
-      nextToken: answer.IsTruncated ? answer.NextContinuationToken : undefined,
-    };
+    const what = `list ${this.uri(prefix)}`;
+    const query: Record<string, string> = { prefix, 'max-keys': String(Math.min(options.pageSize ?? 1000, 1000)) };
+    if (options.delimiter) query.delimiter = options.delimiter;
+    if (options.continuationToken) query['continuation-token'] = options.continuationToken;
+    if (options.startAfter) query['start-after'] = options.startAfter;
+    let answer: SignedListAnswer;
+    try {
+      answer = await signedHttpFor(this.client).list({ bucket: this.bucket, query });
+    } catch (error) {
+      throw toStoreError(what, error);
+    }
+    if (!answer.ok) throw refusalError(what, answer);
+    return parseListAnswer(answer.xml);
   }
 
   /** Every page under `prefix`, one after the other. */
@@ -201,27 +200,32 @@ export class ObjectStore {
   }
 
   /**
-   * Deletes `keys`, at most 1000 per DeleteObjects call. Keys the store refuses are reported
-   * one by one; a call that fails as a whole throws (the keys of earlier calls are gone).
+   * Deletes `keys`, at most 1000 per DeleteObjects call, a few calls in flight. Keys the store
+   * refuses are reported one by one; a call that fails as a whole throws (the keys of other
+   * calls may be gone).
    */
   async deleteMany(keys: readonly string[]): Promise<DeleteResult> {
     const result: DeleteResult = { deleted: [], failed: [] };
-    for (let start = 0; start < keys.length; start += DELETE_BATCH_LIMIT) {
-      const chunk = keys.slice(start, start + DELETE_BATCH_LIMIT);
-      const answer = await this.call(`delete ${chunk.length} objects in ${this.uri()}`, () =>
-        this.client.send(
-          new DeleteObjectsCommand({ Bucket: this.bucket, Delete: { Objects: chunk.map((Key) => ({ Key })), Quiet: true } }),
-        ),
-      );
-      const failed = new Set<string>();
-      for (const error of answer.Errors ?? []) {
-        // Deleting what is already gone is a success, as S3 itself treats it.
-        if (error.Code === 'NoSuchKey' || error.Key === undefined) continue;
-        failed.add(error.Key);
-        result.failed.push({ key: error.Key, kind: kindOfDeleteError(error.Code), code: error.Code, message: error.Message ?? 'refused' });
+    const chunks: string[][] = [];
+    for (let start = 0; start < keys.length; start += DELETE_BATCH_LIMIT) chunks.push(keys.slice(start, start + DELETE_BATCH_LIMIT));
+    let next = 0;
+    const worker = async () => {
+      while (next < chunks.length) {
+        const chunk = chunks[next++]!;
+        const answer = await this.call(`delete ${chunk.length} objects in ${this.uri()}`, () =>
+          this.client.send(new DeleteObjectsCommand({ Bucket: this.bucket, Delete: { Objects: chunk.map((Key) => ({ Key })), Quiet: true } })),
+        );
+        const failed = new Set<string>();
+        for (const error of answer.Errors ?? []) {
+          // Deleting what is already gone is a success, as S3 itself treats it.
+          if (error.Code === 'NoSuchKey' || error.Key === undefined) continue;
+          failed.add(error.Key);
+          result.failed.push({ key: error.Key, kind: kindOfDeleteError(error.Code), code: error.Code, message: error.Message ?? 'refused' });
+        }
+        for (const key of chunk) if (!failed.has(key)) result.deleted.push(key);
       }
-      for (const key of chunk) if (!failed.has(key)) result.deleted.push(key);
-    }
+    };
+    await Promise.all(Array.from({ length: Math.min(DELETES_IN_FLIGHT, chunks.length) }, worker));
     return result;
   }
 

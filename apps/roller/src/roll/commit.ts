@@ -36,6 +36,8 @@ export interface CommitPlan {
   /** The partition spec the files were written for. */
   specId: number;
   batches: readonly BatchCount[];
+  /** The sidecar holding the batch lists, for a roll of more than 1,000 batches. */
+  batchesFile: string | undefined;
 }
 
 export type AppendOutcome =
@@ -66,7 +68,7 @@ export async function appendRoll(ctx: RollContext, table: TenantTable, plan: Com
       // data file took a while, and another writer committing meanwhile would cost a lost race.
       dataFiles: plan.dataFiles,
       snapshotId: plan.snapshotId,
-      summary: sinkSummary(ctx.sink.id, plan.batches, new Date()),
+      summary: sinkSummary(ctx.sink.id, plan.batches, new Date(), plan.batchesFile),
       retry: DEFAULT_RETRY_POLICY,
       validateBase: (metadata) => {
         checkpoint(ctx);

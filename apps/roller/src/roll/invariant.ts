@@ -14,6 +14,7 @@ import {
   snapshotById,
   type TableMetadata,
 } from '@tablemere/iceberg';
+import { rollFileKey } from '@tablemere/store';
 import { RollError, toRollError } from '../errors.ts';
 import { apiFailure } from './commit.ts';
 import { checkpoint, type RollContext } from './context.ts';
@@ -21,6 +22,7 @@ import { deleteBatches } from './delete.ts';
 import type { IntakeObject } from './read-batches.ts';
 import type { TenantTable } from './reload.ts';
 import { sendReport } from './report.ts';
+import { resolveBatchLists } from './sidecar.ts';
 import { type BatchCount, SUMMARY_KEYS, summaryBatchCounts, summaryBatchIds } from './summary.ts';
 
 /**
@@ -150,6 +152,8 @@ export interface InvariantResult {
   abandoned: number;
   /** Consumed batches deleted from the intake now. */
   deleted: number;
+  /** Sidecar keys the sweep keeps: the newest sink snapshot's and every open intent's (may name a batch still in intake). */
+  named: ReadonlySet<string>;
 }
 
 /**
@@ -225,8 +229,9 @@ async function inTurns<T>(items: readonly T[], work: (item: T) => Promise<void>)
 
 /**
  * Step 2, the invariant: batches a committed roll consumed are out of the intake before
- * anything new is committed. The newest snapshot on main naming this sink, and every open
- * roll intent the API recorded, say which batches those are. Each intent is judged from
+ * anything new is committed. The newest snapshot on main naming this sink (its summary, or the
+ * sidecar it names for a roll of more than 1,000 batches), and every open roll intent the API
+ * recorded, say which batches those are. Each intent is judged from
  * what the table still shows (`judgeIntent`): intents found committed are reported now,
  * intents found never committed are closed as failed (their batches roll again). A delete that fails ends the roll, so a batch is never appended twice; an intent
  * that cannot be settled ends it too, for an operator to look at.
@@ -259,7 +264,7 @@ export async function reestablishInvariant(ctx: RollContext, table: TenantTable,
     } else {
       const id = BigInt(intent.snapshot_id!);
       const snapshot = snapshotIn(evidence, id);
-      const counts = snapshot ? summaryBatchCounts(snapshot.summary) : undefined;
+      const counts = snapshot ? summaryBatchCounts(await resolveBatchLists(ctx, snapshot)) : undefined;
       consumed.push({
         snapshotId: id,
         batchIds: intent.batch_ids,
@@ -272,10 +277,14 @@ export async function reestablishInvariant(ctx: RollContext, table: TenantTable,
   }
   const latest = findInAncestry(metadata, SUMMARY_KEYS.id, ctx.sink.id);
   if (latest && !consumed.some((c) => c.snapshotId === latest['snapshot-id'])) {
+    const notAfter = latest['timestamp-ms'] + CONSUMED_WINDOW_MS;
+    // Only a batch stored before that commit can be one it consumed: with none listed, its
+    // sidecar (if any) need not be read, nor exist (a rollback to a snapshot long since swept).
+    const mayName = listed.some((o) => (o.lastModified?.getTime() ?? 0) <= notAfter);
     consumed.push({
       snapshotId: latest['snapshot-id'],
-      batchIds: summaryBatchIds(latest.summary),
-      notAfter: latest['timestamp-ms'] + CONSUMED_WINDOW_MS,
+      batchIds: mayName ? summaryBatchIds(await resolveBatchLists(ctx, latest)) : [],
+      notAfter,
       intent: undefined,
       counts: undefined,
     });
@@ -324,7 +333,9 @@ export async function reestablishInvariant(ctx: RollContext, table: TenantTable,
     ctx.log.info({ roll_id: intent.roll_id, snapshot_id: intent.snapshot_id, batches: intent.batch_ids.length, by }, 'closed a roll that never committed');
   }
   if (unresolved.length > 0) throw new RollError('intent_unresolved', unresolvedMessage(ctx.sink.id, unresolved[0]!, evidence));
-  return { pending: listed.filter((o) => !doomed.has(o.key)), settled, abandoned: abandoned.length, deleted: doomed.size };
+  const named = new Set(open.flatMap((intent) => (intent.snapshot_id === null ? [] : [rollFileKey(ctx.sink.id, intent.snapshot_id)])));
+  if (latest) named.add(rollFileKey(ctx.sink.id, latest['snapshot-id']));
+  return { pending: listed.filter((o) => !doomed.has(o.key)), settled, abandoned: abandoned.length, deleted: doomed.size, named };
 }
 
 /** What was looked at and what the operator can do, for an intent nothing settled. */

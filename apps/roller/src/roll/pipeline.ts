@@ -11,8 +11,9 @@ import { chooseBatches, type IntakeObject, listIntake, readBatches } from './rea
 import { type RejectsReason, writeRejects } from './rejects.ts';
 import { reloadTable, type TenantTable } from './reload.ts';
 import { sendReport } from './report.ts';
-import type { BatchCount } from './summary.ts';
-import { sweepRejects } from './sweep.ts';
+import { writeSidecar } from './sidecar.ts';
+import { type BatchCount, INLINE_BATCHES } from './summary.ts';
+import { sweepIntake } from './sweep.ts';
 import { BatchValidator, type Validation } from './validate.ts';
 import { writeData } from './write.ts';
 
@@ -31,6 +32,7 @@ export interface RollResult {
   abandoned: number;
   /** Pending batches left in the intake after this roll (the listing's view). */
   left: number;
+  /** Old rejects and roll files deleted. */
   swept: number;
 }
 
@@ -39,7 +41,7 @@ const SCHEMA_ROUNDS = 3;
 
 /**
  * One roll of one sink, the steps in the description's order: reload, invariant, first roll,
- * read, validate, rejects, write, commit, delete, report, sweep. The caller holds the lease.
+ * read, validate, rejects, write, (sidecar,) commit, delete, report, sweep. The caller holds the lease.
  */
 export async function runRoll(ctx: RollContext): Promise<RollResult> {
   let table = await timed(ctx, 'reload', () => reloadTable(ctx));
@@ -51,10 +53,10 @@ export async function runRoll(ctx: RollContext): Promise<RollResult> {
     const chosen = chooseBatches(ctx, invariant.pending);
     const base = { settled: invariant.settled, abandoned: invariant.abandoned, left: invariant.pending.length - chosen.length };
     if (chosen.length === 0) {
-      return { outcome: 'idle', snapshotId: null, batches: 0, rows: 0, rejected: 0, reasons: {}, attempts: 0, ...base, swept: await timed(ctx, 'sweep', () => sweepRejects(ctx)) };
+      return { outcome: 'idle', snapshotId: null, batches: 0, rows: 0, rejected: 0, reasons: {}, attempts: 0, ...base, swept: await timed(ctx, 'sweep', () => sweepIntake(ctx, invariant.named)) };
     }
     const result = await rollBatches(ctx, table, chosen);
-    return { ...result, ...base, swept: await timed(ctx, 'sweep', () => sweepRejects(ctx)) };
+    return { ...result, ...base, swept: await timed(ctx, 'sweep', () => sweepIntake(ctx, invariant.named)) };
   } finally {
     table.io.close();
   }
@@ -80,7 +82,7 @@ async function readAndValidate(ctx: RollContext, chosen: readonly IntakeObject[]
   });
 }
 
-/** Read + validate → rejects → write → intent → commit (again on a schema change) → delete → report. */
+/** Read + validate → rejects → write → sidecar (above 1,000 batches) → intent → commit (again on a schema change) → delete → report. */
 async function rollBatches(ctx: RollContext, table: TenantTable, chosen: readonly IntakeObject[]): Promise<BatchesResult> {
   const { crash } = ctx.deps;
   let batches: readonly IntakeObject[] = chosen;
@@ -121,10 +123,13 @@ async function rollBatches(ctx: RollContext, table: TenantTable, chosen: readonl
       const files = await timed(ctx, 'write', () => writeData(ctx, current, rows, schema));
       dataFiles = files;
       crash.reached('after-write');
+      // Above 1,000 batches the ids go to a sidecar, written before the intent and the commit.
+      const batchesFile = counts.length > INLINE_BATCHES ? await timed(ctx, 'sidecar', () => writeSidecar(ctx, snapshotId, counts)) : undefined;
+      crash.reached('after-sidecar');
       const batchIds = batches.map((b) => b.batchId);
       intent ??= await timed(ctx, 'intent', () => recordIntent(ctx, snapshotId, batchIds));
       crash.reached('after-intent');
-      const appended = await timed(ctx, 'commit', () => appendRoll(ctx, current, { snapshotId, dataFiles: files, schemaId: validation.schemaId, specId: metadata['default-spec-id'], batches: counts }, state));
+      const appended = await timed(ctx, 'commit', () => appendRoll(ctx, current, { snapshotId, dataFiles: files, schemaId: validation.schemaId, specId: metadata['default-spec-id'], batches: counts, batchesFile }, state));
       attempts += appended.attempts;
       if (appended.kind === 'schema_changed') {
         if (round >= SCHEMA_ROUNDS) throw new RollError('commit_conflict', `the table's schema or partition spec changed ${round} times during the roll`);

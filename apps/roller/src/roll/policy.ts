@@ -8,8 +8,9 @@ export interface Listed {
 
 /**
  * The batches one roll takes from a listing: oldest first (by the store's time, then key),
- * at most `maxBatches`, and no more bytes than `maxBytes` — except that a single batch larger
- * than that is still taken on its own, or it would never roll.
+ * no more bytes than `maxBytes` — except that a single batch larger than that is still taken
+ * on its own, or it would never roll — and at most `maxBatches`, a sanity cap on the ids one
+ * roll carries (not the 1,000 that make a sink due).
  */
 export function selectBatches<T extends Listed>(listed: readonly T[], limits: { maxBatches: number; maxBytes: number }): T[] {
   const ordered = [...listed].sort((a, b) => (a.lastModified?.getTime() ?? 0) - (b.lastModified?.getTime() ?? 0) || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));

@@ -1,4 +1,4 @@
-import { ROLL_MAX_BATCHES } from '@tablemere/contracts';
+import { ROLL_MAX_BATCH_IDS } from '@tablemere/contracts';
 import { BATCH_METADATA, batchIdOfKey, isStoreError } from '@tablemere/store';
 import { toRollError } from '../errors.ts';
 import { checkpoint, type RollContext } from './context.ts';
@@ -18,8 +18,12 @@ export interface IntakeBatch {
   body: Buffer;
 }
 
-/** Reads in flight at once: the store answers small GETs faster side by side, up to a point. */
-const READ_AHEAD = 8;
+/**
+ * Reads in flight at once: the store answers small GETs faster side by side, up to a point
+ * (3,000 GETs of 1 KB from the local SeaweedFS: 8 → 32 in flight, 1,078 → 1,633/s and 302 → 178
+ * µs of CPU each; 64 gained nothing more: research/38).
+ */
+const READ_AHEAD = 32;
 /** A received stamp as the intake writes it and a timestamptz column takes it: at most microseconds. */
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?(Z|[+-]\d{2}:\d{2})$/;
 
@@ -44,11 +48,12 @@ export async function listIntake(ctx: RollContext): Promise<IntakeObject[]> {
 }
 
 /**
- * The batches one roll takes from the pending ones: the oldest, at most 1,000 and about
- * roll_bytes (see `selectBatches`).
+ * The batches one roll takes from the pending ones: the oldest, up to roll_bytes (see
+ * `selectBatches`). The 1,000 batches that make a sink due do not bound a roll: a backlog of
+ * small batches rolls in one go (its ids in a sidecar, summary.ts), up to ROLL_MAX_BATCH_IDS.
  */
 export function chooseBatches(ctx: RollContext, pending: readonly IntakeObject[]): IntakeObject[] {
-  return selectBatches(pending, { maxBatches: ROLL_MAX_BATCHES, maxBytes: ctx.sink.policy.roll_bytes });
+  return selectBatches(pending, { maxBatches: ROLL_MAX_BATCH_IDS, maxBytes: ctx.sink.policy.roll_bytes });
 }
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SUMMARY_KEYS, sinkSummary, summaryBatchCounts, summaryBatchIds } from './summary.ts';
+import { batchLists, INLINE_BATCHES, SUMMARY_KEYS, sinkSummary, summaryBatchCounts, summaryBatchesFile, summaryBatchIds } from './summary.ts';
 
 describe('sink summary keys', () => {
   const batches = [
@@ -29,5 +29,22 @@ describe('sink summary keys', () => {
     expect(summaryBatchCounts({ operation: 'append' })).toBeUndefined();
     expect(summaryBatchCounts({ ...summary, [SUMMARY_KEYS.batchRows]: '10:2' })).toBeUndefined();
     expect(summaryBatchCounts({ ...summary, [SUMMARY_KEYS.batchRows]: '10:2,x:1' })).toBeUndefined();
+  });
+
+  it('names a sidecar instead of the lists above 1,000 batches, and only then', () => {
+    const many = Array.from({ length: INLINE_BATCHES + 1 }, (_, i) => ({ batch_id: `b${i}`, rows: 2, rejected_rows: 1 }));
+    const file = 's3://intake/_sink/snk_0123456789ab/rolls/42.json';
+    const big = sinkSummary('snk_0123456789ab', many, new Date('2026-09-21T12:05:00Z'), file);
+    expect(big).not.toHaveProperty(SUMMARY_KEYS.batches);
+    expect(big).not.toHaveProperty(SUMMARY_KEYS.batchRows);
+    expect(big).toMatchObject({ [SUMMARY_KEYS.batchesFile]: file, [SUMMARY_KEYS.batchCount]: '1001', [SUMMARY_KEYS.rows]: '2002', [SUMMARY_KEYS.rejectedRows]: '1001' });
+    expect(summaryBatchesFile(big)).toBe(file);
+    // The sidecar holds the lists exactly as an inline summary would.
+    expect(summaryBatchCounts(batchLists(many))).toEqual(many);
+    expect(() => sinkSummary('snk_0123456789ab', many, new Date())).toThrow(/sidecar/);
+    // At 1,000 batches and below, today's keys and nothing else, whatever is passed.
+    const inline = sinkSummary('snk_0123456789ab', many.slice(0, INLINE_BATCHES), new Date(), file);
+    expect(Object.keys(inline).sort()).toEqual(Object.keys(sinkSummary('snk_0123456789ab', batches, new Date())).sort());
+    expect(summaryBatchesFile(inline)).toBeUndefined();
   });
 });

@@ -1,5 +1,6 @@
 import { queryOne, type Queryable } from '@tablemere/db';
-import { apiError } from '../../errors.ts';
+import { apiError, type ApiError } from '../../errors.ts';
+import { DRAIN_WINDOW_SECONDS, DrainSchedule } from './drain.ts';
 
 export interface BacklogLimits {
   /** Refuse new batches once this many bytes wait for a roll (TABLEMERE_SINK_MAX_PENDING_BYTES). */
@@ -13,11 +14,10 @@ export const DEFAULT_BACKLOG_LIMITS: Readonly<BacklogLimits> = Object.freeze({
   maxPendingBatches: 10_000,
 });
 
-/** A producer refused for a full backlog should wait about one roller tick and a roll. */
-export const BACKLOG_RETRY_AFTER_SECONDS = 30;
-
 /** How long a sink's backlog figures are reused before they are read again. */
 const FRESH_MS = 1_000;
+/** A full backlog is read again sooner, so the room a roll made is taken within a quarter second. */
+const FULL_FRESH_MS = 250;
 /** Past this many sinks the cache starts over, so it cannot grow without bound. */
 const MAX_ENTRIES = 10_000;
 
@@ -31,22 +31,49 @@ interface Entry {
  * The cap on a sink's backlog (batches stored or being stored, not yet rolled), so a dead
  * roller cannot fill the store without bound. Reading the backlog costs a scan of the
  * sink's pending ledger rows, so the figures are read at most once a second per sink and
- * process, and batches this process accepts in between are added as they go. Across API
+ * process (four times while it is full), and batches this process accepts in between are
+ * added as they go. Across API
  * processes the cap can therefore be overrun by what the others accept within a second:
  * it is a safety net, not an exact quota.
  */
 export class BacklogGauge {
   private readonly entries = new Map<string, Entry | Promise<Entry>>();
+  private readonly drain: DrainSchedule;
 
   constructor(
     private readonly db: Queryable,
     readonly limits: Readonly<BacklogLimits>,
-  ) {}
+  ) {
+    this.drain = new DrainSchedule(db);
+  }
 
   /** Whether the sink's backlog has reached either cap. */
   async isFull(sinkId: string): Promise<boolean> {
-    const entry = await this.current(sinkId);
+    return this.full(await this.current(sinkId));
+  }
+
+  private full(entry: Entry): boolean {
     return entry.batches >= this.limits.maxPendingBatches || entry.bytes >= this.limits.maxPendingBytes;
+  }
+
+  /** 429 backlog_full for the sink, its Retry-After from the sink's drain rate (drain.ts). */
+  async refusal(sinkId: string): Promise<ApiError> {
+    const { batches, bytes } = await this.current(sinkId);
+    const { maxPendingBatches, maxPendingBytes } = this.limits;
+    const advice = await this.drain.retryAfter(sinkId, { batches, bytes, maxPendingBatches, maxPendingBytes });
+    return apiError('backlog_full', {
+      message: `Sink ${sinkId} has reached its backlog cap (${maxPendingBatches} batches or ${maxPendingBytes} bytes waiting for a roll); retry after Retry-After seconds.`,
+      headers: { 'retry-after': String(advice.seconds) },
+      details: {
+        retry_after: advice.seconds,
+        pending_batches: batches,
+        pending_bytes: bytes,
+        max_pending_batches: maxPendingBatches,
+        max_pending_bytes: maxPendingBytes,
+        drain_batches_per_second: advice.drainPerSecond === null ? null : Math.round(advice.drainPerSecond * 100) / 100,
+        drain_window_seconds: DRAIN_WINDOW_SECONDS,
+      },
+    });
   }
 
   /** A batch of `bytes` was accepted for the sink by this process. */
@@ -61,7 +88,7 @@ export class BacklogGauge {
   private async current(sinkId: string): Promise<Entry> {
     const cached = this.entries.get(sinkId);
     if (cached instanceof Promise) return cached;
-    if (cached && Date.now() - cached.readAt < FRESH_MS) return cached;
+    if (cached && Date.now() - cached.readAt < (this.full(cached) ? FULL_FRESH_MS : FRESH_MS)) return cached;
     if (this.entries.size >= MAX_ENTRIES) this.entries.clear();
     // Concurrent requests of one sink share one read.
     const reading = this.read(sinkId);
@@ -85,12 +112,4 @@ export class BacklogGauge {
     );
     return { readAt: Date.now(), batches: row?.batches ?? 0, bytes: Number(row?.bytes ?? 0) };
   }
-}
-
-export function backlogFull(sinkId: string, limits: Readonly<BacklogLimits>) {
-  return apiError('backlog_full', {
-    message: `Sink ${sinkId} has reached its backlog cap (${limits.maxPendingBatches} batches or ${limits.maxPendingBytes} bytes waiting for a roll); retry after Retry-After seconds.`,
-    headers: { 'retry-after': String(BACKLOG_RETRY_AFTER_SECONDS) },
-    details: { retry_after: BACKLOG_RETRY_AFTER_SECONDS, max_pending_batches: limits.maxPendingBatches, max_pending_bytes: limits.maxPendingBytes },
-  });
 }

@@ -53,35 +53,38 @@ async function fill(app: FastifyInstance, sink: CreatedSink, count: number): Pro
   return ids;
 }
 
+/** One committed roll of `ids` through the roller's own routes (lease, intent, report, release). */
+async function roll(sink: CreatedSink, ids: string[], snapshot: string, startedAt: Date): Promise<void> {
+  const lease = await api.callInternal('POST', `/internal/sinks/${sink.id}/lease`, { roller_id: 'bp-roller', ttl_seconds: 60 });
+  expect(lease.status, lease.text).toBe(200);
+  const { lease_id } = Lease.parse(lease.body);
+  const intent = await api.callInternal('POST', `/internal/sinks/${sink.id}/rolls`, { lease_id, snapshot_id: snapshot, batch_ids: ids });
+  expect(intent.status, intent.text).toBe(201);
+  const report = await api.callInternal('POST', `/internal/sinks/${sink.id}/roll`, {
+    lease_id,
+    roll_id: RollIntent.parse(intent.body).roll_id,
+    snapshot_id: snapshot,
+    batches: ids.map((batch_id) => ({ batch_id, rows: 1, rejected_rows: 0 })),
+    rows: ids.length,
+    rejected_rows: 0,
+    seconds: 1,
+    attempts: 1,
+    started_at: startedAt.toISOString(),
+    outcome: 'committed',
+  });
+  expect(report.status, report.text).toBe(200);
+  expect(report.body.ledger).toEqual({ committed: ids.length, already_committed: 0, unknown: 0 });
+  expect((await api.callInternal('DELETE', `/internal/sinks/${sink.id}/lease/${lease_id}`)).status).toBe(200);
+}
+
 /**
- * Drain history through the roller's own routes: `batches` sent, then rolled in `rolls`
- * rolls (lease, intent, committed report), their rows then dated so that the first began
- * `spanSeconds` ago: the sink's drain rate is `batches / spanSeconds`.
+ * Drain history: `batches` sent, then rolled in `rolls` rolls, their rows then dated so that
+ * the first began `spanSeconds` ago: the sink's drain rate is `batches / spanSeconds`.
  */
 async function drained(sink: CreatedSink, batches: number, rolls: number, spanSeconds: number): Promise<void> {
   const ids = await fill(api.app, sink, batches);
-  const lease = Lease.parse((await api.callInternal('POST', `/internal/sinks/${sink.id}/lease`, { roller_id: 'bp-roller', ttl_seconds: 60 })).body);
   const per = Math.ceil(batches / rolls);
-  for (let r = 0; r < rolls; r++) {
-    const rolled = ids.slice(r * per, (r + 1) * per);
-    const snapshot = String(1000 + r);
-    const intent = await api.callInternal('POST', `/internal/sinks/${sink.id}/rolls`, { lease_id: lease.lease_id, snapshot_id: snapshot, batch_ids: rolled });
-    expect(intent.status, intent.text).toBe(201);
-    const report = await api.callInternal('POST', `/internal/sinks/${sink.id}/roll`, {
-      lease_id: lease.lease_id,
-      roll_id: RollIntent.parse(intent.body).roll_id,
-      snapshot_id: snapshot,
-      batches: rolled.map((batch_id) => ({ batch_id, rows: 1, rejected_rows: 0 })),
-      rows: rolled.length,
-      rejected_rows: 0,
-      seconds: 1,
-      attempts: 1,
-      started_at: new Date(Date.now() - (rolls - r) * 1000).toISOString(),
-      outcome: 'committed',
-    });
-    expect(report.status, report.text).toBe(200);
-    expect(report.body.ledger).toEqual({ committed: rolled.length, already_committed: 0, unknown: 0 });
-  }
+  for (let r = 0; r < rolls; r++) await roll(sink, ids.slice(r * per, (r + 1) * per), String(1000 + r), new Date(Date.now() - (rolls - r) * 1000));
   // Evenly over the span, the first beginning `spanSeconds` ago, the last closed a second ago.
   await query(
     api.pool,
@@ -148,6 +151,16 @@ describe("backlog_full's Retry-After", () => {
     const answers = await refusals(sink, 8);
     expect(answers[0]!.details.drain_batches_per_second).toBeGreaterThanOrEqual(10);
     expect(answers.map((a) => a.seconds)).toEqual(Array(8).fill(BACKLOG_RETRY_AFTER.min));
+  });
+
+  it('lets a send in as soon as a roll made room, not once the cached figures expire', async () => {
+    const sink = await newSink('room');
+    const ids = await fill(capped.app, sink, CAP);
+    await refusals(sink, 1);
+    await roll(sink, ids.slice(0, 2), '2000', new Date());
+    // Within the second the figures are kept: the roll's report changed the sink's last_roll.
+    await fill(capped.app, sink, 2);
+    await refusals(sink, 1);
   });
 
   it('is the default, spread, for a sink that has never drained', async () => {

@@ -16,8 +16,6 @@ export const DEFAULT_BACKLOG_LIMITS: Readonly<BacklogLimits> = Object.freeze({
 
 /** How long a sink's backlog figures are reused before they are read again. */
 const FRESH_MS = 1_000;
-/** A full backlog is read again sooner, so the room a roll made is taken within a quarter second. */
-const FULL_FRESH_MS = 250;
 /** Past this many sinks the cache starts over, so it cannot grow without bound. */
 const MAX_ENTRIES = 10_000;
 
@@ -25,16 +23,19 @@ interface Entry {
   readAt: number;
   batches: number;
   bytes: number;
+  /** The sink's last_roll.at as the figures saw it: a roll since is a changed value. */
+  lastRoll: string | null;
 }
 
 /**
  * The cap on a sink's backlog (batches stored or being stored, not yet rolled), so a dead
  * roller cannot fill the store without bound. Reading the backlog costs a scan of the
  * sink's pending ledger rows, so the figures are read at most once a second per sink and
- * process (four times while it is full), and batches this process accepts in between are
- * added as they go. Across API
+ * process, and batches this process accepts in between are added as they go. Across API
  * processes the cap can therefore be overrun by what the others accept within a second:
- * it is a safety net, not an exact quota.
+ * it is a safety net, not an exact quota. A full backlog empties only by a roll, whose report
+ * sets the sink's last_roll: while full, each send looks that up (a key lookup) and the
+ * figures are read again once it changed, so the room a roll made is taken at once.
  */
 export class BacklogGauge {
   private readonly entries = new Map<string, Entry | Promise<Entry>>();
@@ -49,6 +50,12 @@ export class BacklogGauge {
 
   /** Whether the sink's backlog has reached either cap. */
   async isFull(sinkId: string): Promise<boolean> {
+    const entry = await this.current(sinkId);
+    if (!this.full(entry)) return false;
+    const row = await queryOne<{ at: string | null }>(this.db, `SELECT last_roll->>'at' AS at FROM sinks WHERE id = $1`, [sinkId]);
+    if ((row?.at ?? null) === entry.lastRoll) return true;
+    // Rolled since: read again (unless another send of the sink already started to).
+    if (this.entries.get(sinkId) === entry) this.entries.delete(sinkId);
     return this.full(await this.current(sinkId));
   }
 
@@ -88,7 +95,7 @@ export class BacklogGauge {
   private async current(sinkId: string): Promise<Entry> {
     const cached = this.entries.get(sinkId);
     if (cached instanceof Promise) return cached;
-    if (cached && Date.now() - cached.readAt < (this.full(cached) ? FULL_FRESH_MS : FRESH_MS)) return cached;
+    if (cached && Date.now() - cached.readAt < FRESH_MS) return cached;
     if (this.entries.size >= MAX_ENTRIES) this.entries.clear();
     // Concurrent requests of one sink share one read.
     const reading = this.read(sinkId);
@@ -104,12 +111,14 @@ export class BacklogGauge {
   }
 
   private async read(sinkId: string): Promise<Entry> {
-    const row = await queryOne<{ batches: number; bytes: string }>(
+    // One statement, so the figures and last_roll are of one snapshot: a roll the count missed has not set it yet.
+    const row = await queryOne<{ batches: number; bytes: string; last_roll: string | null }>(
       this.db,
-      `SELECT count(*)::int AS batches, coalesce(sum(bytes), 0)::text AS bytes
+      `SELECT count(*)::int AS batches, coalesce(sum(bytes), 0)::text AS bytes,
+              (SELECT last_roll->>'at' FROM sinks WHERE id = $1) AS last_roll
          FROM sink_batches WHERE sink_id = $1 AND state IN ('storing', 'pending')`,
       [sinkId],
     );
-    return { readAt: Date.now(), batches: row?.batches ?? 0, bytes: Number(row?.bytes ?? 0) };
+    return { readAt: Date.now(), batches: row?.batches ?? 0, bytes: Number(row?.bytes ?? 0), lastRoll: row?.last_roll ?? null };
   }
 }

@@ -20,6 +20,7 @@ const FRESH_MS = 1_000;
 const MAX_ENTRIES = 10_000;
 
 interface Entry {
+  /** When the read began (epoch ms): batches claimed earlier were counted, as being stored. */
   readAt: number;
   batches: number;
   bytes: number;
@@ -31,7 +32,9 @@ interface Entry {
  * The cap on a sink's backlog (batches stored or being stored, not yet rolled), so a dead
  * roller cannot fill the store without bound. Reading the backlog costs a scan of the
  * sink's pending ledger rows, so the figures are read at most once a second per sink and
- * process, and batches this process accepts in between are added as they go. Across API
+ * process, and batches this process accepts in between are added as they go (those checked
+ * after the read began, so claimed after it: the others were counted already, as being
+ * stored). Across API
  * processes the cap can therefore be overrun by what the others accept within a second:
  * it is a safety net, not an exact quota. A full backlog empties only by a roll, whose report
  * sets the sink's last_roll: while full, each send looks that up (a key lookup) and the
@@ -83,10 +86,10 @@ export class BacklogGauge {
     });
   }
 
-  /** A batch of `bytes` was accepted for the sink by this process. */
-  added(sinkId: string, bytes: number): void {
+  /** A batch of `bytes` was accepted for the sink by this process, its send's isFull answered at `checkedAt` (epoch ms). */
+  added(sinkId: string, bytes: number, checkedAt: number): void {
     const entry = this.entries.get(sinkId);
-    if (entry && !(entry instanceof Promise)) {
+    if (entry && !(entry instanceof Promise) && checkedAt >= entry.readAt) {
       entry.batches += 1;
       entry.bytes += bytes;
     }
@@ -111,6 +114,7 @@ export class BacklogGauge {
   }
 
   private async read(sinkId: string): Promise<Entry> {
+    const readAt = Date.now();
     // One statement, so the figures and last_roll are of one snapshot: a roll the count missed has not set it yet.
     const row = await queryOne<{ batches: number; bytes: string; last_roll: string | null }>(
       this.db,
@@ -119,6 +123,6 @@ export class BacklogGauge {
          FROM sink_batches WHERE sink_id = $1 AND state IN ('storing', 'pending')`,
       [sinkId],
     );
-    return { readAt: Date.now(), batches: row?.batches ?? 0, bytes: Number(row?.bytes ?? 0), lastRoll: row?.last_roll ?? null };
+    return { readAt, batches: row?.batches ?? 0, bytes: Number(row?.bytes ?? 0), lastRoll: row?.last_roll ?? null };
   }
 }

@@ -14,6 +14,9 @@ import type { SinkRouteDeps } from './context.ts';
 
 const sinkParam = (request: FastifyRequest) => (request.params as { sink: string }).sink;
 
+/** When each send's backlog check was answered: its batch is claimed after, so figures read before do not hold it. */
+const backlogCheckedAt = new WeakMap<FastifyRequest, number>();
+
 const tooLarge = () =>
   apiError('body_too_large', {
     message: `The body is larger than ${SEND_BODY_LIMIT} bytes (16 MiB); split the batch into smaller arrays.`,
@@ -160,7 +163,9 @@ export function sendBatch(app: FastifyInstance, deps: SinkRouteDeps): void {
         const sink = senderOf(request);
         // Held until the answer is sent or the connection is gone, whichever comes first.
         reply.raw.once('close', deps.inFlight.enter(sink.id, inFlightWeight(request.headers['content-length'])));
-        if (await throughDatabase(() => deps.backlog.isFull(sink.id))) {
+        const full = await throughDatabase(() => deps.backlog.isFull(sink.id));
+        backlogCheckedAt.set(request, Date.now());
+        if (full) {
           // A replay or a conflicting id is answered as such, whatever the backlog.
           const known = await throughDatabase(() =>
             queryOne(deps.pool, 'SELECT 1 FROM sink_batches WHERE sink_id = $1 AND batch_id = $2', [sink.id, batchId]),
@@ -179,7 +184,7 @@ export function sendBatch(app: FastifyInstance, deps: SinkRouteDeps): void {
           deps.bodies.give(body.bytes);
         }
         if (answer.status === 202) {
-          deps.backlog.added(sink.id, answer.body.bytes);
+          deps.backlog.added(sink.id, answer.body.bytes, backlogCheckedAt.get(request)!);
           deps.metrics.intakeAccepted({ bytes: answer.body.bytes, rows: answer.body.accepted, rejected: answer.body.rejected });
         } else {
           void reply.header('idempotent-replayed', 'true');

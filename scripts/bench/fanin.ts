@@ -38,7 +38,7 @@ import { bootstrap } from '../../apps/api/src/bootstrap.ts';
 import { DEFAULT_BACKLOG_LIMITS } from '../../apps/api/src/domain/intake/backlog.ts';
 import { dropNamespaces, repoRoot, stackCatalog, stackEnv, stackWarehouse } from '../../tests/support/stack.ts';
 import { freePort } from '../../tests/support/ports.ts';
-import { api, cpuMsOf, startBenchApi, startServer, type Server } from './api-process.ts';
+import { api, cpuMsOf, postBatch, startBenchApi, startServer, type SendAnswer, type Server } from './api-process.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -258,35 +258,11 @@ async function main(): Promise<void> {
     const target = (await api(apiServer.url, 'POST', '/v1/sinks', adminKey, { name: 'fleet', table: `${namespace}.readings`, warehouse: 'garden', inactivity_seconds: 10 })) as CreatedSink;
     const tally = new Tally();
     const backlog = new BacklogSamples();
-    const server = new URL(apiServer.url);
     const agent = new http.Agent({ keepAlive: true, maxSockets: producers });
     console.log(
       `bench:fanin run ${run}: ${producers} producers x ${rowsPerBatch}-row batches (~${(batchBody(0).length / 1024).toFixed(1)} KiB) to one sink; backlog cap ${CAP} batches; ` +
         `API pid ${apiServer.child.pid}, ${os.cpus().length} cores, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`,
     );
-
-    /** One POST of a batch: its status and Retry-After. */
-    const post = (batchId: string, body: Buffer): Promise<{ status: number; retryAfter: number; text: string }> =>
-      new Promise((resolve, reject) => {
-        const req = http.request(
-          {
-            method: 'POST',
-            hostname: server.hostname,
-            port: server.port,
-            path: `/v1/sinks/${target.id}`,
-            agent,
-            headers: { authorization: `Bearer ${target.send_key}`, 'idempotency-key': batchId, 'content-type': 'application/json', 'content-length': String(body.length) },
-          },
-          (res) => {
-            const chunks: Buffer[] = [];
-            res.on('data', (chunk: Buffer) => chunks.push(chunk));
-            res.on('end', () => resolve({ status: res.statusCode ?? 0, retryAfter: Number(res.headers['retry-after'] ?? 1), text: Buffer.concat(chunks).toString().slice(0, 300) }));
-            res.on('error', reject);
-          },
-        );
-        req.on('error', reject);
-        req.end(body);
-      });
 
     let nextBatch = 0;
     /** One producer: a new batch once the last is stored; the same batch again after Retry-After when refused. */
@@ -298,9 +274,9 @@ async function main(): Promise<void> {
         const batchId = `fanin-${batch}`;
         while (!stop.signal.aborted) {
           const t0 = performance.now();
-          let answer: Awaited<ReturnType<typeof post>>;
+          let answer: SendAnswer;
           try {
-            answer = await post(batchId, body);
+            answer = await postBatch(agent, apiServer.url, target, batchId, body);
           } catch (error) {
             tally.errors += 1;
             tally.firstError ??= String(error);
@@ -311,13 +287,14 @@ async function main(): Promise<void> {
             tally.accept(batch, clock(), performance.now() - t0);
             break;
           }
-          if (answer.status === 429) tally.refuse(clock(), answer.retryAfter);
+          const retryAfter = Number(answer.headers['retry-after'] ?? 1);
+          if (answer.status === 429) tally.refuse(clock(), retryAfter);
           else if (answer.status === 503) tally.busy += 1;
           else {
             tally.errors += 1;
             tally.firstError ??= `${answer.status} ${answer.text}`;
           }
-          await wait(answer.retryAfter);
+          await wait(retryAfter);
         }
       }
     };

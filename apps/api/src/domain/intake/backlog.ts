@@ -1,6 +1,7 @@
 import { queryOne, type Queryable } from '@tablemere/db';
 import { apiError, type ApiError } from '../../errors.ts';
 import { DRAIN_WINDOW_SECONDS, DrainSchedule } from './drain.ts';
+import { SinkCache } from './sink-cache.ts';
 
 export interface BacklogLimits {
   /** Refuse new batches once this many bytes wait for a roll (TABLEMERE_SINK_MAX_PENDING_BYTES). */
@@ -16,8 +17,6 @@ export const DEFAULT_BACKLOG_LIMITS: Readonly<BacklogLimits> = Object.freeze({
 
 /** How long a sink's backlog figures are reused before they are read again. */
 const FRESH_MS = 1_000;
-/** Past this many sinks the cache starts over, so it cannot grow without bound. */
-const MAX_ENTRIES = 10_000;
 
 interface Entry {
   /** When the read began (epoch ms): batches claimed earlier were counted, as being stored. */
@@ -34,32 +33,31 @@ interface Entry {
  * sink's pending ledger rows, so the figures are read at most once a second per sink and
  * process, and batches this process accepts in between are added as they go (those checked
  * after the read began, so claimed after it: the others were counted already, as being
- * stored). Across API
- * processes the cap can therefore be overrun by what the others accept within a second:
- * it is a safety net, not an exact quota. A full backlog empties only by a roll, whose report
+ * stored). Across API processes the cap can therefore be overrun by what the others accept
+ * within a second: it is a safety net, not an exact quota. A full backlog empties only by a roll, whose report
  * sets the sink's last_roll: while full, each send looks that up (a key lookup) and the
  * figures are read again once it changed, so the room a roll made is taken at once.
  */
 export class BacklogGauge {
-  private readonly entries = new Map<string, Entry | Promise<Entry>>();
+  private readonly figures: SinkCache<Entry>;
   private readonly drain: DrainSchedule;
 
   constructor(
     private readonly db: Queryable,
     readonly limits: Readonly<BacklogLimits>,
   ) {
+    this.figures = new SinkCache(FRESH_MS, (sinkId) => this.read(sinkId));
     this.drain = new DrainSchedule(db);
   }
 
   /** Whether the sink's backlog has reached either cap. */
   async isFull(sinkId: string): Promise<boolean> {
-    const entry = await this.current(sinkId);
+    const entry = await this.figures.get(sinkId);
     if (!this.full(entry)) return false;
     const row = await queryOne<{ at: string | null }>(this.db, `SELECT last_roll->>'at' AS at FROM sinks WHERE id = $1`, [sinkId]);
     if ((row?.at ?? null) === entry.lastRoll) return true;
-    // Rolled since: read again (unless another send of the sink already started to).
-    if (this.entries.get(sinkId) === entry) this.entries.delete(sinkId);
-    return this.full(await this.current(sinkId));
+    this.figures.forget(sinkId, entry);
+    return this.full(await this.figures.get(sinkId));
   }
 
   private full(entry: Entry): boolean {
@@ -68,7 +66,7 @@ export class BacklogGauge {
 
   /** 429 backlog_full for the sink, its Retry-After from the sink's drain rate (drain.ts). */
   async refusal(sinkId: string): Promise<ApiError> {
-    const { batches, bytes } = await this.current(sinkId);
+    const { batches, bytes } = await this.figures.get(sinkId);
     const { maxPendingBatches, maxPendingBytes } = this.limits;
     const advice = await this.drain.retryAfter(sinkId, { batches, bytes, maxPendingBatches, maxPendingBytes });
     return apiError('backlog_full', {
@@ -88,28 +86,10 @@ export class BacklogGauge {
 
   /** A batch of `bytes` was accepted for the sink by this process, its send's isFull answered at `checkedAt` (epoch ms). */
   added(sinkId: string, bytes: number, checkedAt: number): void {
-    const entry = this.entries.get(sinkId);
-    if (entry && !(entry instanceof Promise) && checkedAt >= entry.readAt) {
+    const entry = this.figures.peek(sinkId);
+    if (entry && checkedAt >= entry.readAt) {
       entry.batches += 1;
       entry.bytes += bytes;
-    }
-  }
-
-  private async current(sinkId: string): Promise<Entry> {
-    const cached = this.entries.get(sinkId);
-    if (cached instanceof Promise) return cached;
-    if (cached && Date.now() - cached.readAt < FRESH_MS) return cached;
-    if (this.entries.size >= MAX_ENTRIES) this.entries.clear();
-    // Concurrent requests of one sink share one read.
-    const reading = this.read(sinkId);
-    this.entries.set(sinkId, reading);
-    try {
-      const entry = await reading;
-      this.entries.set(sinkId, entry);
-      return entry;
-    } catch (error) {
-      this.entries.delete(sinkId);
-      throw error;
     }
   }
 

@@ -1,4 +1,5 @@
 import { queryOne, type Queryable } from '@tablemere/db';
+import { SinkCache } from './sink-cache.ts';
 
 /** Bounds of a backlog_full refusal's Retry-After, in seconds. */
 export const BACKLOG_RETRY_AFTER = Object.freeze({
@@ -13,8 +14,6 @@ export const BACKLOG_RETRY_AFTER = Object.freeze({
 export const DRAIN_WINDOW_SECONDS = 60;
 /** How long a sink's drain rate is reused before it is read again. */
 const FRESH_MS = 5_000;
-/** Past this many sinks the schedule starts over, so it cannot grow without bound. */
-const MAX_ENTRIES = 10_000;
 
 /** What a full backlog looks like to the refusal: its figures and its caps. */
 export interface FullBacklog {
@@ -50,18 +49,17 @@ interface Entry {
  * several, the fleet returns that many times faster, which costs refusals, never idle room.
  */
 export class DrainSchedule {
-  private readonly entries = new Map<string, Entry | Promise<Entry>>();
+  private readonly rates: SinkCache<Entry>;
 
-  constructor(
-    private readonly db: Queryable,
-    private readonly random: () => number = Math.random,
-  ) {}
+  constructor(private readonly db: Queryable) {
+    this.rates = new SinkCache(FRESH_MS, (sinkId, previous) => this.read(sinkId, previous?.nextSlot ?? 0));
+  }
 
   async retryAfter(sinkId: string, backlog: FullBacklog): Promise<RetryAdvice> {
-    const entry = await this.current(sinkId);
+    const entry = await this.rates.get(sinkId);
     if (entry.rate === 0) {
       // Spread over half to one and a half times the default.
-      const seconds = Math.round(BACKLOG_RETRY_AFTER.unknown * (0.5 + this.random()));
+      const seconds = Math.round(BACKLOG_RETRY_AFTER.unknown * (0.5 + Math.random()));
       return { seconds, drainPerSecond: null };
     }
     const now = Date.now();
@@ -72,25 +70,8 @@ export class DrainSchedule {
     let slot = Math.max(earliest, entry.nextSlot);
     if (slot - now > BACKLOG_RETRY_AFTER.max * 1000) slot = earliest;
     entry.nextSlot = slot + 1000 / entry.rate;
-    const seconds = Math.floor((slot - now) / 1000 + this.random());
+    const seconds = Math.floor((slot - now) / 1000 + Math.random());
     return { seconds: Math.min(Math.max(seconds, BACKLOG_RETRY_AFTER.min), BACKLOG_RETRY_AFTER.max), drainPerSecond: entry.rate };
-  }
-
-  private async current(sinkId: string): Promise<Entry> {
-    const cached = this.entries.get(sinkId);
-    if (cached instanceof Promise) return cached;
-    if (cached && Date.now() - cached.readAt < FRESH_MS) return cached;
-    if (this.entries.size >= MAX_ENTRIES) this.entries.clear();
-    const reading = this.read(sinkId, cached?.nextSlot ?? 0);
-    this.entries.set(sinkId, reading);
-    try {
-      const entry = await reading;
-      this.entries.set(sinkId, entry);
-      return entry;
-    } catch (error) {
-      this.entries.delete(sinkId);
-      throw error;
-    }
   }
 
   /**

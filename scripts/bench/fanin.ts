@@ -429,7 +429,7 @@ async function main(): Promise<void> {
     );
     console.log(
       `[refusals] phase 2: ${phase2Refusals.length} x 429 (Retry-After min ${retryAfters[0] ?? '-'} / median ${percentile(retryAfters, 50) || '-'} / max ${retryAfters.at(-1) ?? '-'} s), ` +
-        `${belowCapRefusals} answered while the backlog was below its cap (goal 0; the API reads the backlog at most 4 times a second while full); ` +
+        `${belowCapRefusals} answered while the backlog was below its cap (goal 0); ` +
         `${idleSeconds} s with nothing accepted while the backlog stayed below its cap (goal 0), ${zeroSeconds} s with nothing accepted in all; 503 ${tally.busy}, other errors ${tally.errors}${tally.firstError ? ` (${tally.firstError})` : ''}`,
     );
     console.log(

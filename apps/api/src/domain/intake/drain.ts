@@ -88,7 +88,7 @@ export class DrainSchedule {
         WHERE sink_id = $1 AND state IN ('committed', 'empty')
           AND closed_at > now() - make_interval(secs => $2)
           AND created_at > now() - make_interval(secs => $3)`,
-      // A roll's intent is recorded at most a lease (5 minutes by default) before it closes.
+      // A roll's intent is recorded at most a lease (an hour at the longest) before it closes.
       [sinkId, DRAIN_WINDOW_SECONDS, DRAIN_WINDOW_SECONDS + 3600],
     );
     const batches = row?.batches ?? 0;

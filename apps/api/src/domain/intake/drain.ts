@@ -6,7 +6,10 @@ export const BACKLOG_RETRY_AFTER = Object.freeze({
   min: 1,
   /** However slow the drain, a producer looks again within a minute (a roller back from a stall). */
   max: 60,
-  /** A sink with no roll in the window: about one roller tick, the soonest a roll can free room. */
+  /**
+   * A sink with no roll in the window: spread from the minimum to one roller tick (by then a
+   * roll may have freed room), with no pause before the first returns.
+   */
   unknown: 10,
 });
 
@@ -58,8 +61,7 @@ export class DrainSchedule {
   async retryAfter(sinkId: string, backlog: FullBacklog): Promise<RetryAdvice> {
     const entry = await this.rates.get(sinkId);
     if (entry.rate === 0) {
-      // Spread over half to one and a half times the default.
-      const seconds = Math.round(BACKLOG_RETRY_AFTER.unknown * (0.5 + Math.random()));
+      const seconds = BACKLOG_RETRY_AFTER.min + Math.floor(Math.random() * (BACKLOG_RETRY_AFTER.unknown - BACKLOG_RETRY_AFTER.min + 1));
       return { seconds, drainPerSecond: null };
     }
     const now = Date.now();

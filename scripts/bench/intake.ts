@@ -35,7 +35,7 @@ import { createS3Client, ObjectStore } from '@tablemere/store';
 import { bootstrap } from '../../apps/api/src/bootstrap.ts';
 import { dropNamespaces, stackCatalog, stackEnv, stackWarehouse } from '../../tests/support/stack.ts';
 import { freePort } from '../../tests/support/ports.ts';
-import { api, cpuMsOf, rssBytes, startBenchApi, startServer } from './api-process.ts';
+import { api, cpuMsOf, postBatch, rssBytes, startBenchApi, startServer } from './api-process.ts';
 
 const MB = 1_000_000;
 const MIB = 1024 * 1024;
@@ -292,38 +292,13 @@ async function main(): Promise<void> {
     });
     sink = (await api(url, 'POST', '/v1/sinks', adminKey, { name: 'bench', table: `${namespace}.events`, warehouse: 'garden' })) as CreatedSink;
     const target = sink;
-    // A plain keep-alive HTTP client, as a producer would use (fetch costs several times more CPU).
     const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
     /** POSTs `body` as a batch to the server at `to` (the API, or the relay). */
-    const postTo = (to: string, batchId: string, body: Buffer): Promise<number> =>
-      new Promise((resolve, reject) => {
-        const server = new URL(to);
-        const req = http.request(
-          {
-            method: 'POST',
-            hostname: server.hostname,
-            port: server.port,
-            path: `/v1/sinks/${target.id}`,
-            agent,
-            headers: {
-              authorization: `Bearer ${target.send_key}`,
-              'idempotency-key': batchId,
-              'content-type': 'application/json',
-              'content-length': String(body.length),
-            },
-          },
-          (res) => {
-            const chunks: Buffer[] = [];
-            res.on('data', (chunk: Buffer) => chunks.push(chunk));
-            res.on('end', () =>
-              res.statusCode === 202 ? resolve(body.length) : reject(new Error(`send: ${res.statusCode} ${Buffer.concat(chunks).toString().slice(0, 300)}`)),
-            );
-            res.on('error', reject);
-          },
-        );
-        req.on('error', reject);
-        req.end(body);
-      });
+    const postTo = async (to: string, batchId: string, body: Buffer): Promise<number> => {
+      const answer = await postBatch(agent, to, target, batchId, body);
+      if (answer.status !== 202) throw new Error(`send: ${answer.status} ${answer.text}`);
+      return body.length;
+    };
     const sendOne = (batchId: string, body: Buffer) => postTo(url, batchId, body);
     // The same PUT through the AWS SDK's PutObjectCommand, as a producer writing to S3 itself would.
     const sdkPutOne = async (key: string, body: Buffer): Promise<number> => {

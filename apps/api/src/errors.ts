@@ -41,7 +41,11 @@ export const ERROR_CODES = {
   body_too_large: { status: 413, message: 'The body is larger than this route accepts; send less.' },
   unsupported_media_type: { status: 415, message: 'Send the body as JSON with "Content-Type: application/json".' },
   headers_too_large: { status: 431, message: 'The request headers are larger than the server takes (16 KiB); send fewer or shorter headers.' },
-  backlog_full: { status: 429, message: "The sink's backlog of batches waiting for a roll is full; retry after Retry-After seconds.", retryAfter: true },
+  backlog_full: {
+    status: 429,
+    message: "The sink's backlog of batches waiting for a roll is full; retry after Retry-After seconds, set from the rate the sink's rolls drain it (details: pending and max_pending batches and bytes, drain_batches_per_second).",
+    retryAfter: true,
+  },
   client_aborted: { status: 499, message: 'The connection closed before the whole request arrived (the client hung up, or was slower than the server waits); nothing was stored: send it again.' },
   internal_error: { status: 500, message: 'Something failed on our side; retry, and report request_id if it persists.' },
   catalog_error: { status: 502, message: "The warehouse's Iceberg catalog refused or failed the request; check the warehouse registration." },

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { freePort } from '../../../tests/support/ports.ts';
 import type { Batch } from './batches.ts';
 import { CliError } from './errors.ts';
-import { RETRY_LADDER_SECONDS, type RetryNotice, retryAfterSeconds, sendBatch } from './send-client.ts';
+import { BACKLOG_PATIENCE_SECONDS, RETRY_LADDER_SECONDS, type RetryNotice, retryAfterSeconds, sendBatch } from './send-client.ts';
 
 // A plain HTTP server playing the send route's answers in a scripted order: the retry rules
 // need 429s, 503s and resets on demand, which the real intake gives only under load. The real
@@ -119,6 +119,18 @@ describe('sendBatch', () => {
     expect((failure as CliError).message).toBe('store_unavailable: store_unavailable happened');
     expect(waits).toEqual(RETRY_LADDER_SECONDS);
     expect(seen).toHaveLength(RETRY_LADDER_SECONDS.length + 1);
+  });
+
+  it("retries a full backlog's short Retry-After past the ladder, until the waits add up to the patience", async () => {
+    const refusals = BACKLOG_PATIENCE_SECONDS / 2 + 1;
+    script = Array.from({ length: refusals }, () => error(429, 'backlog_full', { 'retry-after': '2' }));
+    const { waits, hooks } = recorder();
+    const failure = await sendBatch({ ingestUrl: url, sendKey: key }, batch, hooks).catch((e: unknown) => e);
+    expect((failure as CliError).kind).toBe('unavailable');
+    expect(waits).toEqual(Array(refusals - 1).fill(2));
+    // Room made in time: stored after 20 refusals, past the ladder's 7 attempts.
+    script = [...Array.from({ length: 20 }, () => error(429, 'backlog_full', { 'retry-after': '1' })), json(202, result('abc-1'))];
+    expect((await sendBatch({ ingestUrl: url, sendKey: key }, batch, hooks)).result.batch_id).toBe('abc-1');
   });
 
   it('retries a batch another attempt is still storing (409 batch_in_progress)', async () => {

@@ -20,6 +20,13 @@ export const RETRY_LADDER_SECONDS: readonly number[] = [1, 2, 4, 8, 15, 30];
 /** A Retry-After above this is cut to it, so a send never sleeps for hours unattended. */
 export const MAX_RETRY_AFTER_SECONDS = 300;
 
+/**
+ * A full backlog (429) asks each producer back at its turn, often after a second or two, and
+ * room comes a roll at a time: past the ladder's attempts its refusals are retried until the
+ * waits add up to this.
+ */
+export const BACKLOG_PATIENCE_SECONDS = 300;
+
 /** One attempt may take this long: a 16 MiB body over a slow link, and the store's PUT. */
 const ATTEMPT_TIMEOUT_MS = 120_000;
 
@@ -30,6 +37,7 @@ export interface RetryNotice {
   readonly batch: Batch;
   /** The attempt that failed, 1-based. */
   readonly attempt: number;
+  /** The attempts the ladder allows (a full backlog's refusals may take more: BACKLOG_PATIENCE_SECONDS). */
   readonly attempts: number;
   readonly waitSeconds: number;
   /** What went wrong, e.g. `503 store_unavailable` or `ECONNRESET`. */
@@ -60,18 +68,21 @@ export async function sendBatch(target: SendTarget, batch: Batch, hooks: SendHoo
   const sleep = hooks.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   const attempts = RETRY_LADDER_SECONDS.length + 1;
   const operation = `POST ${new URL(target.ingestUrl).pathname} (batch ${batch.id})`;
+  let waited = 0;
   for (let attempt = 1; ; attempt++) {
     const outcome = await attemptSend(target, batch, operation, hooks);
     if ('sent' in outcome) return outcome.sent;
-    const { failure, retryAfter, reason } = outcome;
-    if (failure.kind !== 'unavailable' || attempt === attempts) throw failure;
+    const { failure, retryAfter, reason, backlogFull } = outcome;
+    const patient = backlogFull && retryAfter !== undefined && waited < BACKLOG_PATIENCE_SECONDS;
+    if (failure.kind !== 'unavailable' || (attempt >= attempts && !patient)) throw failure;
     const waitSeconds = Math.min(retryAfter ?? RETRY_LADDER_SECONDS[attempt - 1]!, MAX_RETRY_AFTER_SECONDS);
     hooks.onRetry?.({ batch, attempt, attempts, waitSeconds, reason });
+    waited += waitSeconds;
     await sleep(waitSeconds * 1000);
   }
 }
 
-type Attempt = { sent: SendOutcome } | { failure: CliError; retryAfter: number | undefined; reason: string };
+type Attempt = { sent: SendOutcome } | { failure: CliError; retryAfter: number | undefined; reason: string; backlogFull?: boolean };
 
 async function attemptSend(target: SendTarget, batch: Batch, operation: string, hooks: SendHooks): Promise<Attempt> {
   let response: Response;
@@ -123,6 +134,7 @@ async function attemptSend(target: SendTarget, batch: Batch, operation: string, 
     failure: retryable ? new CliError('unavailable', failure.message) : failure,
     retryAfter: retryAfterSeconds(response.headers.get('retry-after'), new Date()),
     reason: `${response.status}${typeof code === 'string' ? ` ${code}` : ''}`,
+    backlogFull: response.status === 429,
   };
 }
 

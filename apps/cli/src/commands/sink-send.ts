@@ -94,7 +94,7 @@ Examples:
           const outcome = await sendBatch(target, batch, {
             onBytes: (_b, bytes) => progress.update(doneBytes + bytes, `batch ${batch.part}${of}`),
             onRetry: (notice) => {
-              const line = `batch ${batch.part}${of}: ${notice.reason}; retrying in ${notice.waitSeconds} s (attempt ${notice.attempt + 1} of ${notice.attempts})`;
+              const line = `batch ${batch.part}${of}: ${notice.reason}; retrying in ${notice.waitSeconds} s (attempt ${notice.attempt + 1}${notice.attempt < notice.attempts ? ` of ${notice.attempts}` : ''})`;
               progress.update(doneBytes, line);
               if (!progress.visible) context.out.note(line);
             },

@@ -3,7 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import { IDEMPOTENCY_KEY_PATTERN, SEND_BODY_LIMIT, SendBatch, SendParams, SendResult } from '@tablemere/contracts';
 import { queryOne } from '@tablemere/db';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { BACKLOG_RETRY_AFTER_SECONDS, backlogFull } from '../../domain/intake/backlog.ts';
+import { BACKLOG_RETRY_AFTER } from '../../domain/intake/drain.ts';
 import { BUSY_RETRY_AFTER_SECONDS, inFlightWeight } from '../../domain/intake/in-flight.ts';
 import { acceptBatch, throughDatabase, type IntakeAnswer, type SendBody } from '../../domain/intake/accept.ts';
 import type { BodyPool } from '../../http/body-pool.ts';
@@ -13,6 +13,9 @@ import type { RouteDoc } from '../../openapi/route-doc.ts';
 import type { SinkRouteDeps } from './context.ts';
 
 const sinkParam = (request: FastifyRequest) => (request.params as { sink: string }).sink;
+
+/** When each send's backlog check was answered: its batch is claimed after, so figures read before do not hold it. */
+const backlogCheckedAt = new WeakMap<FastifyRequest, number>();
 
 const tooLarge = () =>
   apiError('body_too_large', {
@@ -100,10 +103,10 @@ const SEND_DOC: RouteDoc = {
   summary: "Send a batch of rows to a sink's table",
   description: [
     "The intake of one table. Authenticate with the sink's send key (`Authorization: Bearer al_send_...`), name the batch with `Idempotency-Key`, and POST a JSON array of row objects (`Content-Type: application/json`, UTF-8, uncompressed: `Content-Encoding` is not supported, and a compressed body is not JSON). The batch is stored unchanged, one element per line, and 202 is answered only once it is durable (object stored and ledger row written). The roller appends it to the table within the sink's roll policy, stamping `__ingest_ts` with `received_at`.",
-    `Checked in this order, nothing read past the first failure: the send key (401 \`unauthorized\` without one, or with another sink's, a deleted sink's or a wrong one; 403 \`send_only\` for an API key or any other token); \`Idempotency-Key\` (400); \`Content-Type\` (415); the bytes of bodies in flight (503 \`intake_busy\`, \`Retry-After: ${BUSY_RETRY_AFTER_SECONDS}\`); the sink's backlog of stored, not yet rolled batches (429 \`backlog_full\`, \`Retry-After: ${BACKLOG_RETRY_AFTER_SECONDS}\`); then the body: at most ${SEND_BODY_LIMIT} bytes (16 MiB; a larger \`Content-Length\` is refused before a byte is read, 413), valid JSON nested at most 512 deep (400 \`invalid_json\`), an array (400 \`not_an_array\`) with at least one element (400 \`empty_batch\`).`,
+    `Checked in this order, nothing read past the first failure: the send key (401 \`unauthorized\` without one, or with another sink's, a deleted sink's or a wrong one; 403 \`send_only\` for an API key or any other token); \`Idempotency-Key\` (400); \`Content-Type\` (415); the bytes of bodies in flight (503 \`intake_busy\`, \`Retry-After: ${BUSY_RETRY_AFTER_SECONDS}\`); the sink's backlog of stored, not yet rolled batches (429 \`backlog_full\`, \`Retry-After\` from the sink's drain rate); then the body: at most ${SEND_BODY_LIMIT} bytes (16 MiB; a larger \`Content-Length\` is refused before a byte is read, 413), valid JSON nested at most 512 deep (400 \`invalid_json\`), an array (400 \`not_an_array\`) with at least one element (400 \`empty_batch\`).`,
     "Every element is stored: an element that is not an object is counted in `rejected` (its index in `reasons`, the first 1,000) and the roll writes it to the rejects file as `not_an_object`. Rows that do not fit the table's schema are rejected by the roll, row by row, never the batch: read them with GET /v1/sinks/{sink}/rejects.",
     `Idempotency: the same \`Idempotency-Key\` with the same body answers 200 with the first answer and \`Idempotent-Replayed: true\`, whatever happened since; with another body, 409 \`batch_id_conflict\`; while the first request with that id is still being stored, 409 \`batch_in_progress\`. Ledger rows are pruned 7 days after their roll, after which the same id is accepted again. So: give every batch a new id, and send a batch again under the same id whenever its answer was lost.`,
-    `Retry on 409 \`batch_in_progress\`, 429 and 503 after \`Retry-After\` seconds (${BUSY_RETRY_AFTER_SECONDS} for \`intake_busy\`, ${BACKLOG_RETRY_AFTER_SECONDS} for \`backlog_full\`, ${RETRY_AFTER_SECONDS} otherwise), and on a lost connection or another 5xx after a growing pause; always with the same \`Idempotency-Key\` and body, so nothing is stored twice. A 503 \`intake_unavailable\` stored nothing. Other 4xx answers will not change on a retry: fix the request.`,
+    `Retry on 409 \`batch_in_progress\`, 429 and 503 after \`Retry-After\` seconds (${BUSY_RETRY_AFTER_SECONDS} for \`intake_busy\`, ${BACKLOG_RETRY_AFTER.min}-${BACKLOG_RETRY_AFTER.max} for \`backlog_full\`, ${RETRY_AFTER_SECONDS} otherwise), and on a lost connection or another 5xx after a growing pause; always with the same \`Idempotency-Key\` and body, so nothing is stored twice. A \`backlog_full\` Retry-After follows the sink's drain rate: each refused producer is asked back at its turn as the roller makes room, so a fleet comes back spread out, at about the rate its batches are rolled (the figures are in the error's details). A 503 \`intake_unavailable\` stored nothing. Other 4xx answers will not change on a retry: fix the request.`,
   ].join('\n\n'),
   params: SendParams,
   paramDescriptions: { sink: "The sink's id (`snk_` and 12 hex, as in its `ingest_url`); its name is not accepted here" },
@@ -160,12 +163,14 @@ export function sendBatch(app: FastifyInstance, deps: SinkRouteDeps): void {
         const sink = senderOf(request);
         // Held until the answer is sent or the connection is gone, whichever comes first.
         reply.raw.once('close', deps.inFlight.enter(sink.id, inFlightWeight(request.headers['content-length'])));
-        if (await throughDatabase(() => deps.backlog.isFull(sink.id))) {
+        const full = await throughDatabase(() => deps.backlog.isFull(sink.id));
+        backlogCheckedAt.set(request, Date.now());
+        if (full) {
           // A replay or a conflicting id is answered as such, whatever the backlog.
           const known = await throughDatabase(() =>
             queryOne(deps.pool, 'SELECT 1 FROM sink_batches WHERE sink_id = $1 AND batch_id = $2', [sink.id, batchId]),
           );
-          if (!known) throw backlogFull(sink.id, deps.backlog.limits);
+          if (!known) throw await throughDatabase(() => deps.backlog.refusal(sink.id));
         }
       });
       scope.post('/v1/sinks/:sink', { config: { accessLog: false, openapi: SEND_DOC } }, async (request, reply): Promise<SendResult> => {
@@ -179,7 +184,7 @@ export function sendBatch(app: FastifyInstance, deps: SinkRouteDeps): void {
           deps.bodies.give(body.bytes);
         }
         if (answer.status === 202) {
-          deps.backlog.added(sink.id, answer.body.bytes);
+          deps.backlog.added(sink.id, answer.body.bytes, backlogCheckedAt.get(request)!);
           deps.metrics.intakeAccepted({ bytes: answer.body.bytes, rows: answer.body.accepted, rejected: answer.body.rejected });
         } else {
           void reply.header('idempotent-replayed', 'true');

@@ -197,7 +197,7 @@ describe('rotating a send key', () => {
     expect(view.key_rotation.old_key_stops_at).toBeNull();
   });
 
-  it('across API processes: a new key works at once, an old key stops at its overlap end, in a process holding the old copy', async () => {
+  it('across API processes: a new key works at once, an old key stops at its overlap end in a process holding the old copy', async () => {
     const sink = await newSink();
     // This process has the sink's key cached.
     expect((await sendWith(api.app, sink, sink.send_key)).status).toBe(202);
@@ -212,6 +212,15 @@ describe('rotating a send key', () => {
     expect((await sendWith(api.app, sink, sink.send_key)).status).toBe(202);
     await waitUntil(rotated.key_rotation.old_key_stops_at!);
     expect((await sendWith(api.app, sink, sink.send_key)).status).toBe(401);
+
+    // Not swept yet: the next rotation retires the old key as the sweep would have.
+    expect((await rotate(api.app, sink.id, { overlap: 0 })).res.status).toBe(200);
+    expect((await events(sink.id)).map((e) => [e.event, e.details.reason ?? null, e.actor_key_id])).toEqual([
+      ['sink.key_rotated', null, writeKeyId],
+      ['sink.key_retired', 'overlap_ended', null],
+      ['sink.key_rotated', null, writeKeyId],
+      ['sink.key_retired', 'no_overlap', writeKeyId],
+    ]);
   });
 
   it('writes no key and no digest to the logs', async () => {

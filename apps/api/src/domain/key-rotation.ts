@@ -69,7 +69,9 @@ export async function rotateSendKey(deps: SinkViewContext & { pool: Pool }, prin
           details: { sink: sink.id, old_key_stops_at: sink.stops_at.toISOString() },
         });
       }
-      await retireOldKey(client, sink, principal.keyId, sink.in_overlap ? 'finished' : 'overlap_ended', sink.in_overlap ? sink.now : sink.stops_at);
+      // An overlap that ran out before the sweep came is the platform's doing, as the sweep records it.
+      if (sink.in_overlap) await retireOldKey(client, sink, principal.keyId, 'finished', sink.now);
+      else await retireOldKey(client, sink, null, 'overlap_ended', sink.stops_at);
     }
     const overlap = options.overlap_seconds;
     const rotated = (await queryOne<{ stops_at: Date | null }>(

@@ -97,8 +97,8 @@ export async function rotateSendKey(deps: SinkViewContext & { pool: Pool }, prin
 
 /**
  * Retires every old key whose overlap has ended: the maintenance task `send_key_retire`.
- * Each in its own transaction, the row locked and re-read, so a rotation at the same moment
- * never sees a key retired twice. Returns how many were retired.
+ * Each in its own transaction, the row locked and read again, so a sweep and a rotation at
+ * the same moment never retire one key twice. Returns how many were retired.
  */
 export async function retireEndedKeys(pool: Pool): Promise<number> {
   const due = await query<{ id: string }>(pool, 'SELECT id FROM sinks WHERE previous_key_sha256 IS NOT NULL AND previous_key_stops_at <= now()');

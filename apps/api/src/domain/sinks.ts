@@ -300,10 +300,10 @@ export interface DeleteSinkDeps {
 }
 
 /**
- * Deletes a live sink: its keys (the old one of a rotation too) stop working when the
- * transaction commits (the send route reads deleted_at), its pending batches become 'discarded', claims still being stored are
- * dropped, then its batch objects are removed from intake. The table is not touched, nor
- * the rejects files (the producer may still read them).
+ * Deletes a live sink: its keys (a rotation's old key too) stop working when the transaction
+ * commits (the send route reads deleted_at), its pending batches become 'discarded', claims
+ * still being stored are dropped, then its batch objects are removed from intake. The table
+ * is not touched, nor the rejects files (the producer may still read them).
  */
 export async function deleteSink(deps: DeleteSinkDeps, principal: Principal, ref: string): Promise<DeletedSink> {
   const target = await findSink(deps.pool, principal.projectId, ref);

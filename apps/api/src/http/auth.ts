@@ -64,8 +64,8 @@ function sendOnly(message: string) {
  * The send route's scope: only a sink's own send key opens it (and its old one while a
  * rotation's overlap lasts). Any other bearer token (an API key, anything) is 403 send_only;
  * no token is 401. A send key for another sink, for a deleted sink, with a wrong secret or
- * past its overlap is 401 unauthorized, without saying which: the key
- * names its sink, so telling "another sink's key" apart would confirm that sink exists.
+ * past its overlap is 401 unauthorized, without saying which: the key names its sink, so
+ * telling "another sink's key" apart would confirm that sink exists.
  * `sinkIdOf` reads the sink id from the route.
  */
 export function sendKeyScope(keys: SendKeyCache, sinkIdOf: (request: FastifyRequest) => string, routes: (scope: FastifyInstance) => void): FastifyPluginAsync {

@@ -70,11 +70,11 @@ describe('upkeep pruning', () => {
 describe('the maintenance loop', () => {
   it('runs each task once per interval across processes, recording the outcome', async () => {
     const tasks = maintenanceTasks(api.pool, SecretBox.fromBase64(api.secretKey), api.app.log);
-    expect(tasks.map((t) => t.name)).toEqual(['storage_sweep', 'ledger_prune']);
+    expect(tasks.map((t) => t.name)).toEqual(['storage_sweep', 'ledger_prune', 'send_key_retire']);
     const one = new Maintenance({ pool: api.pool, logger: api.app.log, tasks, intervalSeconds: 3600 });
     const two = new Maintenance({ pool: api.pool, logger: api.app.log, tasks, intervalSeconds: 3600 });
 
-    expect(await one.runDue()).toEqual(['storage_sweep', 'ledger_prune']);
+    expect(await one.runDue()).toEqual(['storage_sweep', 'ledger_prune', 'send_key_retire']);
     // A second process (or a restart) within the interval runs nothing.
     expect(await two.runDue()).toEqual([]);
     expect(await one.runDue()).toEqual([]);
@@ -82,6 +82,7 @@ describe('the maintenance loop', () => {
     const runs = await query<{ task: string; ok: boolean; details: any; finished_at: Date | null }>(api.pool, 'SELECT * FROM maintenance_runs ORDER BY task');
     expect(runs.map((r) => [r.task, r.ok])).toEqual([
       ['ledger_prune', true],
+      ['send_key_retire', true],
       ['storage_sweep', true],
     ]);
     expect(runs.every((r) => r.finished_at !== null)).toBe(true);
@@ -91,7 +92,7 @@ describe('the maintenance loop', () => {
 
     // Once the interval has passed, whichever process comes first runs it again.
     await query(api.pool, `UPDATE maintenance_runs SET started_at = now() - interval '2 hours'`);
-    expect(await two.runDue()).toEqual(['storage_sweep', 'ledger_prune']);
+    expect(await two.runDue()).toEqual(['storage_sweep', 'ledger_prune', 'send_key_retire']);
   });
 
   it('records a failing task and goes on with the next', async () => {

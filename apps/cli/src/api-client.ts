@@ -38,8 +38,8 @@ export class ApiClient {
     return this.send('GET', path, query, undefined, schema, parseExact);
   }
 
-  post<S extends z.ZodType>(path: string, body: unknown, schema: S): Promise<ApiAnswer<z.output<S>>> {
-    return this.send('POST', path, {}, body, schema, parseJson);
+  post<S extends z.ZodType>(path: string, body: unknown, schema: S, query: Query = {}): Promise<ApiAnswer<z.output<S>>> {
+    return this.send('POST', path, query, body, schema, parseJson);
   }
 
   delete<S extends z.ZodType>(path: string, schema: S): Promise<ApiAnswer<z.output<S>>> {

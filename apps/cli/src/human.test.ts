@@ -38,5 +38,6 @@ describe('human formatting', () => {
 
   it('gives an instant with its age', () => {
     expect(when('2026-09-21T11:56:30.123Z', now)).toBe('2026-09-21 11:56:30Z (3 min ago)');
+    expect(when('2026-09-22T11:59:00Z', now)).toBe('2026-09-22 11:59:00Z (in 23 h 59 min)');
   });
 });

@@ -49,8 +49,9 @@ function coarse(seconds: number): number {
   return Math.floor(seconds / 86_400) * 86_400;
 }
 
-/** An instant as `2026-09-21 12:00:03Z (3 min ago)`. */
+/** An instant as `2026-09-21 12:00:03Z (3 min ago)`, or one to come as `2026-09-22 12:00:00Z (in 23 h 59 min)`. */
 export function when(at: string, now: Date): string {
   const text = new Date(at).toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z');
-  return `${text} (${ago(at, now)})`;
+  const ahead = (new Date(at).getTime() - now.getTime()) / 1000;
+  return `${text} (${ahead >= 1 ? `in ${span(ahead)}` : ago(at, now)})`;
 }

@@ -6,9 +6,9 @@ import { z } from 'zod';
 import { CliError, firstIssue, usageError } from './errors.ts';
 
 /**
- * What `sink create --save FILE` writes and `sink send --send-key-file FILE` reads: JSON, mode
- * 0600. The ingest URL travels with the key, so a producer machine needs this file and nothing
- * else (no API key, no API URL).
+ * What `sink create --save FILE` and `sink rotate-key --save FILE` write and `sink send
+ * --send-key-file FILE` reads: JSON, mode 0600. The ingest URL travels with the key, so a
+ * producer machine needs this file and nothing else (no API key, no API URL).
  */
 export const KeyFile = z.object({
   format: z.literal('tablemere-send-key/1'),
@@ -22,6 +22,40 @@ export const KeyFile = z.object({
 export type KeyFile = z.infer<typeof KeyFile>;
 
 const OWNER_ONLY = 0o600;
+
+/** Where a command that answers a send key puts it: `--save FILE [--force]` or `--show-key`. */
+export interface KeyDestination {
+  save?: string;
+  showKey?: boolean;
+  force?: boolean;
+}
+
+/** Exactly one place for the key, checked before the API is called; `nothingDone` ends the refusal. */
+export function checkKeyDestination(options: KeyDestination, nothingDone: string): void {
+  if (options.save === undefined && !options.showKey) {
+    throw usageError(`say where the send key goes: --save FILE (written mode 0600) or --show-key (printed once); ${nothingDone}`);
+  }
+  if (options.save !== undefined && options.showKey) throw usageError('--save and --show-key: choose one');
+  if (options.force && options.save === undefined) throw usageError('--force only applies to --save');
+}
+
+/** The key file of a sink as the API answered it with its key. */
+export function keyFileOf(sink: { id: string; name: string; warehouse: string; table: string; ingest_url: string; send_key: string }): KeyFile {
+  return { format: 'tablemere-send-key/1', sink_id: sink.id, sink_name: sink.name, warehouse: sink.warehouse, table: sink.table, ingest_url: sink.ingest_url, send_key: sink.send_key };
+}
+
+/** An answer holding a send key, as `--json` prints it without `--show-key`: the key left out. */
+export function withoutKey(body: unknown): unknown {
+  const { send_key: _key, ...rest } = body as Record<string, unknown>;
+  return rest;
+}
+
+/** The `send key` line(s): where the key was saved, or the key itself, shown this once. */
+export function keyLines(sink: { name: string; send_key: string }, keyFile: PendingKeyFile | undefined, save: string | undefined): string[] {
+  return keyFile
+    ? [`  send key    saved to ${keyFile.target} (mode 0600); send with: tablemere sink send ${sink.name} FILE --send-key-file ${save}`]
+    : [`  send key    ${sink.send_key}`, '              (shown this once; tablemere keeps only its hash)'];
+}
 
 /**
  * A key file claimed before the sink is created, so the key (shown by the API once) always has
@@ -54,9 +88,11 @@ export class PendingKeyFile {
     return new PendingKeyFile(resolved, temp, fd, force);
   }
 
-  /** Writes the key and moves the file into place. */
-  commit(content: KeyFile): void {
-    const created = `sink ${content.sink_name} (${content.sink_id}) was created`;
+  /** Writes the key and moves the file into place; `issued` says how the key came, for the messages when it cannot. */
+  commit(content: KeyFile, issued: 'created' | 'rotated' = 'created'): void {
+    const sink = `sink ${content.sink_name} (${content.sink_id})`;
+    const created = issued === 'created' ? `${sink} was created` : `${sink} got a new send key`;
+    const remedy = issued === 'created' ? 'delete the sink and create it again' : 'rotate its key again with --finish';
     try {
       writeSync(this.fd, `${JSON.stringify(content, null, 2)}\n`);
       fsyncSync(this.fd);
@@ -64,7 +100,7 @@ export class PendingKeyFile {
     } catch (error) {
       this.abandon();
       // The key is not printed instead: --save promises it never reaches the terminal.
-      throw new CliError('internal', `${created} but its key could not be written to ${this.target} (${errorCode(error)}); delete the sink and create it again`);
+      throw new CliError('internal', `${created} but its key could not be written to ${this.target} (${errorCode(error)}); ${remedy}`);
     }
     try {
       if (this.force) renameSync(this.temp, this.target);
@@ -78,7 +114,7 @@ export class PendingKeyFile {
     }
   }
 
-  /** Removes the claimed file when the sink was not created. */
+  /** Removes the claimed file when no key was answered. */
   abandon(): void {
     try {
       closeSync(this.fd);
@@ -93,7 +129,7 @@ export class PendingKeyFile {
   }
 }
 
-/** Reads a key file written by `sink create --save`; its key must belong to its sink id. */
+/** Reads a key file written by `sink create --save` or `sink rotate-key --save`; its key must belong to its sink id. */
 export function readKeyFile(file: string): KeyFile {
   let text: string;
   try {

@@ -6,6 +6,7 @@ import { addSinkDelete } from './commands/sink-delete.ts';
 import { addSinkGet } from './commands/sink-get.ts';
 import { addSinkList } from './commands/sink-list.ts';
 import { addSinkRejects } from './commands/sink-rejects.ts';
+import { addSinkRotateKey } from './commands/sink-rotate-key.ts';
 import { addSinkSend } from './commands/sink-send.ts';
 import { addSinkStatus } from './commands/sink-status.ts';
 import { addSinkTail } from './commands/sink-tail.ts';
@@ -100,6 +101,7 @@ function buildProgram(context: CommandContext, io: Io): Program {
   addSinkStatus(sink, context);
   addSinkTail(sink, context);
   addSinkRejects(sink, context);
+  addSinkRotateKey(sink, context);
   addSinkDelete(sink, context);
 
   addConnect(root, context);

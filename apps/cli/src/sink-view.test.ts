@@ -32,6 +32,7 @@ const sink: Sink = {
       error: null,
     },
   },
+  key_rotation: { rotated_at: null, old_key_stops_at: null },
   created_at: '2026-09-21T10:00:00Z',
   deleted_at: null,
 };
@@ -68,6 +69,14 @@ describe('sink views', () => {
     expect(fresh).toContain('  rejects      none');
     expect(fresh).toContain('  last upkeep  none yet');
     expect(fresh.at(-1)).toBe('  deleted      2026-09-21 11:59:00Z (1 min ago)');
+  });
+
+  it('says when a rotated key was rotated and when its old key stops', () => {
+    const rotating = sinkDetails({ ...sink, key_rotation: { rotated_at: '2026-09-21T11:55:00Z', old_key_stops_at: '2026-09-22T11:55:00Z' } }, now);
+    expect(rotating[4]).toBe('  send key     rotated 5 min ago; the old key works until 2026-09-22 11:55:00Z (in 23 h 55 min)');
+    const done = sinkDetails({ ...sink, key_rotation: { rotated_at: '2026-09-19T12:00:00Z', old_key_stops_at: null } }, now);
+    expect(done[4]).toBe('  send key     rotated 2 d ago; the old key no longer works');
+    expect(sinkDetails(sink, now).some((line) => line.includes('send key'))).toBe(false);
   });
 
   it('puts an upkeep that found nothing to do, or failed, in words', () => {

@@ -51,6 +51,12 @@ export function describeRollError(error: NonNullable<Sink['roll_error']>, now: D
   return `failing since ${ago(error.since, now)} (${plural(error.attempts, 'roll')}, last ${ago(error.last_at, now)}): ${error.code}: ${error.message}`;
 }
 
+/** A rotated send key: `rotated 5 min ago; the old key works until 2026-09-22 11:55:00Z (in 23 h 55 min)`. */
+export function describeKeyRotation(rotatedAt: string, oldKeyStopsAt: string | null, now: Date): string {
+  const old = oldKeyStopsAt === null ? 'the old key no longer works' : `the old key works until ${when(oldKeyStopsAt, now)}`;
+  return `rotated ${ago(rotatedAt, now)}; ${old}`;
+}
+
 /** The sink's state, `stalled` added while its rolls fail. */
 function describeState(sink: Sink): string {
   return sink.roll_error === null ? sink.state : `${sink.state}, stalled`;
@@ -79,6 +85,7 @@ export function sinkDetails(sink: Sink, now: Date): string[] {
         ['state', describeState(sink)],
         ...(sink.roll_error === null ? [] : [['roll error', describeRollError(sink.roll_error, now)]]),
         ['ingest URL', sink.ingest_url],
+        ...(sink.key_rotation.rotated_at === null ? [] : [['send key', describeKeyRotation(sink.key_rotation.rotated_at, sink.key_rotation.old_key_stops_at, now)]]),
         ['roll', describeRoll(sink.roll)],
         ['waiting', describeLag(sink.lag)],
         ['received', describeReceived(sink.received, now)],

@@ -137,6 +137,14 @@ export type SinkUpkeepRun = z.infer<typeof SinkUpkeepRun>;
 
 export const SinkUpkeep = z.object({ last_run: SinkUpkeepRun.nullable() });
 
+/** The send key's rotation: when it last rotated, and while the old key still works, when it stops. */
+export const SinkKeyRotation = z.object({
+  /** The newest rotation; null for a key never rotated. */
+  rotated_at: Timestamp.nullable(),
+  /** When the key before the newest rotation stops working (401); null once it has stopped. */
+  old_key_stops_at: Timestamp.nullable(),
+});
+
 /** While the sink's rolls fail (it is stalled): the newest failure and since when they fail. */
 export const SinkRollError = JobError.extend({
   /** The first failed roll of this run of failures. */
@@ -174,6 +182,7 @@ export const Sink = z.object({
   roll_error: SinkRollError.nullable(),
   rejects: SinkRejects,
   upkeep: SinkUpkeep,
+  key_rotation: SinkKeyRotation,
   created_at: Timestamp,
   deleted_at: Timestamp.nullable(),
 });
@@ -188,6 +197,29 @@ export const CreatedSink = Sink.extend({
 export type CreatedSink = z.infer<typeof CreatedSink>;
 
 const Flag = z.enum(['true', 'false']).transform((value) => value === 'true');
+
+/** How long the old send key keeps working after a rotation, by default: a day. */
+export const KEY_OVERLAP_SECONDS_DEFAULT = 86_400;
+/** The longest overlap: 7 days. */
+export const KEY_OVERLAP_SECONDS_MAX = 7 * 86_400;
+
+/** POST /v1/sinks/{id|name}/send-key/rotate[?overlap_seconds=N][&finish=true] */
+export const RotateSendKeyQuery = z.strictObject({
+  /** Seconds the old key keeps working beside the new one; 0 stops it at once. */
+  overlap_seconds: z
+    .string()
+    .regex(/^[0-9]{1,7}$/, 'whole seconds')
+    .default(String(KEY_OVERLAP_SECONDS_DEFAULT))
+    .transform(Number)
+    .pipe(z.number().int().max(KEY_OVERLAP_SECONDS_MAX, `at most ${KEY_OVERLAP_SECONDS_MAX} (7 days)`)),
+  /** Stop the key of an unfinished earlier rotation now, so this one can go ahead. */
+  finish: Flag.default(false),
+});
+export type RotateSendKeyQuery = z.infer<typeof RotateSendKeyQuery>;
+
+/** The answer to a rotation: the sink with its new send key, shown this once. */
+export const RotatedSendKey = Sink.extend({ send_key: SendKey });
+export type RotatedSendKey = z.infer<typeof RotatedSendKey>;
 
 /** GET /v1/sinks[?warehouse=NAME][&include_deleted=true][&stalled=true] */
 export const SinkListQuery = z.strictObject({

@@ -1,6 +1,7 @@
 import type { Pool, Queryable } from '@tablemere/db';
 import { query, queryOne } from '@tablemere/db';
 import type { FastifyBaseLogger } from 'fastify';
+import { retireEndedKeys } from './key-rotation.ts';
 import { sweepStorage } from './meter.ts';
 import type { SecretBox } from './secrets.ts';
 
@@ -49,11 +50,16 @@ export interface MaintenanceTask {
   run(signal: AbortSignal): Promise<Record<string, unknown>>;
 }
 
-/** The API's periodic work: measure every warehouse, prune the ledger, old rolls and old upkeep runs. */
+/**
+ * The API's periodic work: measure every warehouse, prune the ledger, old rolls and old upkeep
+ * runs, retire the send keys whose rotation overlap ended (they already answer 401; this
+ * clears their digests and records sink.key_retired).
+ */
 export function maintenanceTasks(pool: Pool, secrets: SecretBox, log: FastifyBaseLogger): MaintenanceTask[] {
   return [
     { name: 'storage_sweep', run: async (signal) => ({ ...(await sweepStorage(pool, secrets, log, signal)) }) },
     { name: 'ledger_prune', run: async () => ({ batches: await pruneLedger(pool), rolls: await pruneRolls(pool), upkeeps: await pruneUpkeeps(pool) }) },
+    { name: 'send_key_retire', run: async () => ({ keys: await retireEndedKeys(pool) }) },
   ];
 }
 

@@ -44,14 +44,18 @@ export interface SinkRow {
   rejects_rows_total: string;
   rejects_batches: string;
   rejects_last_at: Date | null;
+  key_rotated_at: Date | null;
+  /** Null once the old key stopped, whether or not the sweep has cleared it yet. */
+  old_key_stops_at: Date | null;
   created_at: Date;
   deleted_at: Date | null;
 }
 
-/** The columns of SinkRow: the sink and its warehouse's name (never the key digest). */
+/** The columns of SinkRow: the sink and its warehouse's name (never a key digest). */
 const SINK_COLUMNS = `s.id, s.project_id, s.warehouse_id, w.name AS warehouse_name, s.name, s.namespace, s.table_name, s.table_uuid,
   s.roll_seconds, s.roll_bytes, s.inactivity_seconds, s.state, s.last_roll, s.roll_error, s.last_upkeep, s.rejects_rows_total, s.rejects_batches,
-  s.rejects_last_at, s.created_at, s.deleted_at`;
+  s.rejects_last_at, s.key_rotated_at, CASE WHEN s.previous_key_stops_at > now() THEN s.previous_key_stops_at END AS old_key_stops_at,
+  s.created_at, s.deleted_at`;
 const SINK_FROM = 'sinks s JOIN warehouses w ON w.id = s.warehouse_id';
 
 /** What describing a sink needs besides the database. */
@@ -145,6 +149,7 @@ export async function describeSinks(db: Queryable, context: SinkViewContext, row
         prefix: intakes.get(row.warehouse_id)!.uri(rejectsPrefix(row.id)),
       },
       upkeep: { last_run: row.last_upkeep },
+      key_rotation: { rotated_at: iso(row.key_rotated_at), old_key_stops_at: iso(row.old_key_stops_at) },
       created_at: row.created_at.toISOString(),
       deleted_at: iso(row.deleted_at),
     };
@@ -295,10 +300,10 @@ export interface DeleteSinkDeps {
 }
 
 /**
- * Deletes a live sink: its key stops working when the transaction commits (the send route
- * reads deleted_at), its pending batches become 'discarded', claims still being stored are
- * dropped, then its batch objects are removed from intake. The table is not touched, nor
- * the rejects files (the producer may still read them).
+ * Deletes a live sink: its keys (a rotation's old key too) stop working when the transaction
+ * commits (the send route reads deleted_at), its pending batches become 'discarded', claims
+ * still being stored are dropped, then its batch objects are removed from intake. The table
+ * is not touched, nor the rejects files (the producer may still read them).
  */
 export async function deleteSink(deps: DeleteSinkDeps, principal: Principal, ref: string): Promise<DeletedSink> {
   const target = await findSink(deps.pool, principal.projectId, ref);
@@ -306,7 +311,8 @@ export async function deleteSink(deps: DeleteSinkDeps, principal: Principal, ref
   const { deletedAt, discarded } = await transaction(deps.pool, async (client) => {
     const deleted = await queryOne<{ deleted_at: Date }>(
       client,
-      `UPDATE sinks SET state = 'deleted', deleted_at = now() WHERE id = $1 AND deleted_at IS NULL RETURNING deleted_at`,
+      `UPDATE sinks SET state = 'deleted', deleted_at = now(), previous_key_sha256 = NULL, previous_key_stops_at = NULL
+        WHERE id = $1 AND deleted_at IS NULL RETURNING deleted_at`,
       [target.id],
     );
     if (!deleted) throw apiError('sink_not_found', { message: `Sink ${ref} is already deleted.`, details: { sink: ref } });

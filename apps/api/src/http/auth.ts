@@ -4,7 +4,7 @@ import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastif
 import { authenticate } from '../domain/api-keys.ts';
 import { throughDatabase, type SendingSink } from '../domain/intake/accept.ts';
 import { levelAtLeast, type Principal } from '../domain/principal.ts';
-import { isSendKey, sendKeyMatches, sendKeyRefused, type SendKeyCache } from '../domain/send-keys.ts';
+import { isSendKey, sendKeyRefused, type SendKeyCache } from '../domain/send-keys.ts';
 import { apiError } from '../errors.ts';
 import { markAuth } from '../openapi/route-doc.ts';
 
@@ -61,10 +61,11 @@ function sendOnly(message: string) {
 }
 
 /**
- * The send route's scope: only a sink's own send key opens it. Any other bearer token (an
- * API key, anything) is 403 send_only; no token is 401. A send key for another sink, for a
- * deleted sink, or with a wrong secret is 401 unauthorized, without saying which: the key
- * names its sink, so telling "another sink's key" apart would confirm that sink exists.
+ * The send route's scope: only a sink's own send key opens it (and its old one while a
+ * rotation's overlap lasts). Any other bearer token (an API key, anything) is 403 send_only;
+ * no token is 401. A send key for another sink, for a deleted sink, with a wrong secret or
+ * past its overlap is 401 unauthorized, without saying which: the key names its sink, so
+ * telling "another sink's key" apart would confirm that sink exists.
  * `sinkIdOf` reads the sink id from the route.
  */
 export function sendKeyScope(keys: SendKeyCache, sinkIdOf: (request: FastifyRequest) => string, routes: (scope: FastifyInstance) => void): FastifyPluginAsync {
@@ -79,8 +80,8 @@ export function sendKeyScope(keys: SendKeyCache, sinkIdOf: (request: FastifyRequ
       if (!isSendKey(token)) throw sendOnly('This route takes only the sink\'s send key (al_send_...); API keys and other tokens are refused here.');
       const sinkId = sinkIdOf(request);
       if (sinkIdOfSendKey(token) !== sinkId) throw sendKeyRefused();
-      const record = await throughDatabase(() => keys.lookup(sinkId));
-      if (!record || !sendKeyMatches(token, record.digest)) throw sendKeyRefused();
+      const record = await throughDatabase(() => keys.open(sinkId, token));
+      if (!record) throw sendKeyRefused();
       request.sender = { id: sinkId, projectId: record.projectId, warehouseId: record.warehouseId };
     });
     routes(scope);

@@ -14,19 +14,16 @@ import type { Command } from 'commander';
 import { type CommandContext, catalogSegment } from '../context.ts';
 import { usageError } from '../errors.ts';
 import { size } from '../human.ts';
-import { PendingKeyFile } from '../key-file.ts';
+import { checkKeyDestination, type KeyDestination, keyFileOf, keyLines, PendingKeyFile, withoutKey } from '../key-file.ts';
 import { integerOption, sizeOption } from '../options.ts';
 import { describeRoll } from '../sink-view.ts';
 
-interface Options {
+interface Options extends KeyDestination {
   table: string;
   name: string;
   rollSeconds?: number;
   rollBytes?: number;
   inactivitySeconds?: number;
-  save?: string;
-  showKey?: boolean;
-  force?: boolean;
   json?: boolean;
 }
 
@@ -74,28 +71,17 @@ Example:
         throw error;
       }
       const sink = created.value;
-      keyFile?.commit({
-        format: 'tablemere-send-key/1',
-        sink_id: sink.id,
-        sink_name: sink.name,
-        warehouse: sink.warehouse,
-        table: sink.table,
-        ingest_url: sink.ingest_url,
-        send_key: sink.send_key,
-      });
+      keyFile?.commit(keyFileOf(sink));
 
       if (options.json) {
-        const { send_key: _key, ...rest } = created.body as Record<string, unknown>;
-        context.out.json(options.showKey ? created.body : rest);
+        context.out.json(options.showKey ? created.body : withoutKey(created.body));
         return;
       }
       context.out.lines([
         `created sink ${sink.name} (${sink.id}) for ${sink.table} in catalog ${sink.warehouse}`,
         `  ingest URL  ${sink.ingest_url}`,
         `  roll        ${describeRoll(sink.roll)}`,
-        ...(keyFile
-          ? [`  send key    saved to ${keyFile.target} (mode 0600); send with: tablemere sink send ${sink.name} FILE --send-key-file ${options.save}`]
-          : [`  send key    ${sink.send_key}`, '              (shown this once; tablemere keeps only its hash)']),
+        ...keyLines(sink, keyFile, options.save),
       ]);
     });
 }
@@ -103,11 +89,7 @@ Example:
 /** The request body, checked against the API's own schema first (the body is its input form). */
 function createSinkRequest(catalog: string, options: Options): CreateSinkInput {
   catalogSegment(catalog);
-  if (options.save === undefined && !options.showKey) {
-    throw usageError('say where the send key goes: --save FILE (written mode 0600) or --show-key (printed once); nothing was created');
-  }
-  if (options.save !== undefined && options.showKey) throw usageError('--save and --show-key: choose one');
-  if (options.force && options.save === undefined) throw usageError('--force only applies to --save');
+  checkKeyDestination(options, 'nothing was created');
 
   const body: CreateSinkInput = {
     name: options.name,

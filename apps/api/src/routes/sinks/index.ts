@@ -18,6 +18,7 @@ import { deleteSink } from './delete.ts';
 import { getSink } from './get.ts';
 import { listSinks } from './list.ts';
 import { getSinkRejects } from './rejects.ts';
+import { rotateSendKey } from './rotate-key.ts';
 import { sendBatch } from './send.ts';
 import { getSinkPending } from './tail.ts';
 
@@ -57,6 +58,7 @@ export function sinkRoutes(app: FastifyInstance, deps: RouteDeps): void {
     apiKeyScope(deps.pool, 'write', (write) => {
       createSink(write, sinkDeps);
       deleteSink(write, sinkDeps);
+      rotateSendKey(write, sinkDeps);
     }),
   );
   sendBatch(app, sinkDeps);

@@ -34,6 +34,8 @@ export interface RetryNotice {
   readonly waitSeconds: number;
   /** What went wrong, e.g. `503 store_unavailable` or `ECONNRESET`. */
   readonly reason: string;
+  /** The failed attempt's error (with the API's code and message when it answered one). */
+  readonly failure: CliError;
 }
 
 export interface SendHooks {
@@ -66,7 +68,7 @@ export async function sendBatch(target: SendTarget, batch: Batch, hooks: SendHoo
     const { failure, retryAfter, reason } = outcome;
     if (failure.kind !== 'unavailable' || attempt === attempts) throw failure;
     const waitSeconds = Math.min(retryAfter ?? RETRY_LADDER_SECONDS[attempt - 1]!, MAX_RETRY_AFTER_SECONDS);
-    hooks.onRetry?.({ batch, attempt, attempts, waitSeconds, reason });
+    hooks.onRetry?.({ batch, attempt, attempts, waitSeconds, reason, failure });
     await sleep(waitSeconds * 1000);
   }
 }
@@ -120,7 +122,7 @@ async function attemptSend(target: SendTarget, batch: Batch, operation: string, 
   // still being stored: the request was understood, and waiting is the remedy for both.
   const retryable = response.status === 429 || response.status >= 500 || code === 'batch_in_progress';
   return {
-    failure: retryable ? new CliError('unavailable', failure.message) : failure,
+    failure: retryable ? new CliError('unavailable', failure.message, failure.detail) : failure,
     retryAfter: retryAfterSeconds(response.headers.get('retry-after'), new Date()),
     reason: `${response.status}${typeof code === 'string' ? ` ${code}` : ''}`,
   };

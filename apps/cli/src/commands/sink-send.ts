@@ -149,7 +149,7 @@ function batches(source: Input, given: string | undefined, onRead?: (bytes: numb
  * The send key, its sink and the ingest URL: from the key file, else from --send-key or
  * $TABLEMERE_SEND_KEY with the API's URL. A `<sink>` given too must be the key's sink.
  */
-async function sendTarget(ref: string | undefined, options: Options, command: Command, context: CommandContext): Promise<SendTarget> {
+export async function sendTarget(ref: string | undefined, options: Options, command: Command, context: CommandContext): Promise<SendTarget> {
   if (options.sendKeyFile !== undefined && options.sendKey !== undefined) throw usageError('--send-key-file and --send-key: choose one');
   if (ref !== undefined) sinkSegment(ref);
 

@@ -1,6 +1,7 @@
 import { SEND_BODY_LIMIT, type SendResult } from '@tablemere/contracts';
 import { type Batch, packBatches } from '../batches.ts';
 import { CliError } from '../errors.ts';
+import { plural } from '../human.ts';
 import type { InputRow } from '../json-input.ts';
 import { type SendTarget, sendBatch } from '../send-client.ts';
 import { detailOf, toolRefusal } from './tool-results.ts';
@@ -98,7 +99,7 @@ async function* inputRows(rows: readonly Record<string, unknown>[]): AsyncGenera
 function stoppedAt(error: unknown, batch: Batch, sent: readonly SentBatch[], input: SendRowsInput): unknown {
   if (!(error instanceof CliError)) return error;
   const { code, message } = detailOf(error);
-  const before = sent.length === 0 ? 'nothing was stored' : `${sent.length} earlier batches of this call were stored`;
+  const before = sent.length === 0 ? 'nothing was stored' : `${plural(sent.length, 'earlier batch', 'earlier batches')} of this call ${sent.length === 1 ? 'was' : 'were'} stored`;
   const again = error.kind === 'unavailable' ? `; call send_rows again with the same rows${input.batch_id === undefined ? '' : ' and batch_id'}: stored batches are replayed, never stored twice` : '';
   return toolRefusal(code, `batch ${batch.id} (rows ${batch.firstRow} to ${batch.firstRow + batch.rows - 1}): ${message}; ${before}${again}`, error.kind);
 }

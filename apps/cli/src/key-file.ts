@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { closeSync, existsSync, fsyncSync, linkSync, openSync, readFileSync, renameSync, unlinkSync, writeSync, fchmodSync } from 'node:fs';
 import path from 'node:path';
-import { SendKey, SinkId, sinkIdOfSendKey } from '@tablemere/contracts';
+import { type CreatedSink, SendKey, SinkId, sinkIdOfSendKey } from '@tablemere/contracts';
 import { z } from 'zod';
 import { CliError, firstIssue, usageError } from './errors.ts';
 
@@ -20,6 +20,19 @@ export const KeyFile = z.object({
   send_key: SendKey,
 });
 export type KeyFile = z.infer<typeof KeyFile>;
+
+/** The key file of a sink just created (the only answer holding its send key). */
+export function keyFileOf(sink: CreatedSink): KeyFile {
+  return {
+    format: 'tablemere-send-key/1',
+    sink_id: sink.id,
+    sink_name: sink.name,
+    warehouse: sink.warehouse,
+    table: sink.table,
+    ingest_url: sink.ingest_url,
+    send_key: sink.send_key,
+  };
+}
 
 const OWNER_ONLY = 0o600;
 

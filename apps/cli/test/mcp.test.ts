@@ -23,7 +23,7 @@ import { z } from 'zod';
 import { repoRoot, stackCatalog, stackEnv } from '../../../tests/support/stack.ts';
 import { duckdbRows, pyicebergRows } from '../../roller/test/support/readers.ts';
 import { ApiClient } from '../src/api-client.ts';
-import type { KeyFile } from '../src/key-file.ts';
+import { keyFileOf } from '../src/key-file.ts';
 import { startTestApi, type TestApi } from './support/api.ts';
 import { dropNamespace } from './support/catalog.ts';
 import { rollOnce } from './support/roller.ts';
@@ -79,16 +79,7 @@ beforeAll(async () => {
   ];
   await admin.post(`/v1/warehouses/${api.warehouse}/tables`, { namespace, name: 'events', columns }, CreatedTable);
   sink = (await admin.post('/v1/sinks', { name: 'events_in', table: `${namespace}.events`, warehouse: api.warehouse }, CreatedSink)).value;
-  const file: KeyFile = {
-    format: 'tablemere-send-key/1',
-    sink_id: sink.id,
-    sink_name: sink.name,
-    warehouse: sink.warehouse,
-    table: sink.table,
-    ingest_url: sink.ingest_url,
-    send_key: sink.send_key,
-  };
-  writeFileSync(keyFile, JSON.stringify(file), { mode: 0o600 });
+  writeFileSync(keyFile, JSON.stringify(keyFileOf(sink)), { mode: 0o600 });
 });
 afterAll(async () => {
   await api?.stop();

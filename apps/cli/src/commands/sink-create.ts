@@ -14,7 +14,7 @@ import type { Command } from 'commander';
 import { type CommandContext, catalogSegment } from '../context.ts';
 import { usageError } from '../errors.ts';
 import { size } from '../human.ts';
-import { PendingKeyFile } from '../key-file.ts';
+import { keyFileOf, PendingKeyFile } from '../key-file.ts';
 import { integerOption, sizeOption } from '../options.ts';
 import { describeRoll } from '../sink-view.ts';
 
@@ -74,15 +74,7 @@ Example:
         throw error;
       }
       const sink = created.value;
-      keyFile?.commit({
-        format: 'tablemere-send-key/1',
-        sink_id: sink.id,
-        sink_name: sink.name,
-        warehouse: sink.warehouse,
-        table: sink.table,
-        ingest_url: sink.ingest_url,
-        send_key: sink.send_key,
-      });
+      keyFile?.commit(keyFileOf(sink));
 
       if (options.json) {
         const { send_key: _key, ...rest } = created.body as Record<string, unknown>;

@@ -11,6 +11,9 @@ export interface SendTarget {
   readonly sendKey: string;
 }
 
+/** The sink a target sends to: its send route's last segment. */
+export const sinkIdOfTarget = (target: SendTarget): string => new URL(target.ingestUrl).pathname.split('/').at(-1) ?? '';
+
 /**
  * How long to wait before each retry, in seconds, when the API gives no Retry-After: one entry
  * per retry, so the ladder's length bounds the attempts (seven in all, about a minute).

@@ -27,7 +27,7 @@ import { keyFileOf } from '../src/key-file.ts';
 import { startTestApi, type TestApi } from './support/api.ts';
 import { dropNamespace } from './support/catalog.ts';
 import { rollOnce } from './support/roller.ts';
-import { cliBin, outsideDir } from './support/run-cli.ts';
+import { cliBin, outsideDir, runCli } from './support/run-cli.ts';
 
 const namespace = `cli_mcp_${randomBytes(4).toString('hex')}`;
 const work = mkdtempSync(path.join(tmpdir(), 'tablemere-cli-mcp-'));
@@ -216,6 +216,15 @@ describe('after the roll', () => {
 });
 
 describe('the protocol', () => {
+  it('without either key, stops before serving: exit 2, one error line, nothing on stdout', async () => {
+    const result = await runCli(['mcp'], { env: {} });
+    expect(result).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: 'error: tablemere mcp needs an API key or a send key (--send-key-file FILE or $TABLEMERE_SEND_KEY): no API URL: set TABLEMERE_API_URL or pass --api-url\n',
+    });
+  });
+
   it("the MCP inspector's CLI mode lists the tools without errors", async () => {
     // inspector-cli reads its own package.json through a path tested against the working
     // directory: run it from its build directory, where that path exists.

@@ -8,7 +8,7 @@ import { count, plural, size } from '../human.ts';
 import { scanRows } from '../json-input.ts';
 import { readKeyFile } from '../key-file.ts';
 import { counted, progressBar } from '../progress.ts';
-import { type SendOutcome, type SendTarget, sendBatch } from '../send-client.ts';
+import { type SendOutcome, type SendTarget, sendBatch, sinkIdOfTarget } from '../send-client.ts';
 
 interface Options {
   sendKeyFile?: string;
@@ -196,7 +196,7 @@ function namingLine(id: string, batches: number): string {
 function report(sent: readonly Sent[], target: SendTarget, name: string, options: Options, context: CommandContext): void {
   const accepted = sent.reduce((sum, s) => sum + s.result.accepted, 0);
   const refused = sent.reduce((sum, s) => sum + s.result.rejected, 0);
-  const sinkId = new URL(target.ingestUrl).pathname.split('/').at(-1);
+  const sinkId = sinkIdOfTarget(target);
   if (options.json) {
     context.out.json({
       sink_id: sinkId,

@@ -3,7 +3,7 @@ import { type Batch, packBatches } from '../batches.ts';
 import { CliError } from '../errors.ts';
 import { plural } from '../human.ts';
 import type { InputRow } from '../json-input.ts';
-import { type SendTarget, sendBatch } from '../send-client.ts';
+import { type SendTarget, sendBatch, sinkIdOfTarget } from '../send-client.ts';
 import { detailOf, toolRefusal } from './tool-results.ts';
 
 /**
@@ -56,7 +56,6 @@ export interface SendRowsOptions {
  * retried after Retry-After (or the ladder) within RETRY_BUDGET_SECONDS.
  */
 export async function sendRows(target: SendTarget, input: SendRowsInput, options: SendRowsOptions): Promise<SentRows> {
-  const sinkId = new URL(target.ingestUrl).pathname.split('/').at(-1) ?? '';
   const sent: SentBatch[] = [];
   const batches = packBatches(inputRows(input.rows), {
     maxBatchBytes: options.maxBatchBytes ?? SEND_BODY_LIMIT,
@@ -83,7 +82,7 @@ export async function sendRows(target: SendTarget, input: SendRowsInput, options
     }
   }
   return {
-    sink_id: sinkId,
+    sink_id: sinkIdOfTarget(target),
     batches: sent,
     accepted: sent.reduce((sum, b) => sum + b.accepted, 0),
     rejected: sent.reduce((sum, b) => sum + b.rejected, 0),

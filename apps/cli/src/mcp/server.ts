@@ -67,7 +67,9 @@ export function buildMcpServer(setup: McpSetup): McpServer {
     'list_sinks',
     {
       title: 'List sinks',
-      description: "The project's sinks (an HTTP intake per Iceberg table), each with its table, roll policy, what waits (lag), the last roll and the rejects summary.",
+      description:
+        "The project's sinks (an HTTP intake per Iceberg table), each with its table, roll policy, what waits (lag), the last roll and the rejects summary. " +
+        'Optional: warehouse (a catalog name), include_deleted and stalled ("true" for deleted sinks too, or only sinks whose rolls fail).',
       inputSchema: SinkListQuery,
       annotations: readOnly,
     },
@@ -83,8 +85,8 @@ export function buildMcpServer(setup: McpSetup): McpServer {
     {
       title: 'Describe a sink',
       description:
-        'One sink: its table and `schema` (the table\'s current schema, which the roll checks every row against: each field of its type, required fields present, no field the table lacks; `__ingest_ts` is set by the roll), ' +
-        'the roll policy, lag (what waits), the last roll, the rejects summary and, while rolls fail, `roll_error`.',
+        'One sink: its table and `schema` (the table\'s current schema, which the roll checks every row against: each field of its type, required fields present, no field the table lacks; `__ingest_ts`, when present, is set by the roll: never send it), ' +
+        'the roll policy, lag (what waits), the last roll, the rejects summary and, while rolls fail, `roll_error`. sink: its id (snk_...) or name.',
       inputSchema: SinkParams,
       annotations: readOnly,
     },
@@ -109,7 +111,7 @@ export function buildMcpServer(setup: McpSetup): McpServer {
     'tail_rows',
     {
       title: 'Rows waiting for the roll',
-      description: 'The newest rows stored and waiting for the next roll, oldest of them first, read without consuming anything.',
+      description: 'The newest rows stored and waiting for the next roll (limit: how many, default 20), oldest of them first, read without consuming anything.',
       inputSchema: SinkParams.extend(PendingQuery.shape),
       annotations: readOnly,
     },
@@ -123,7 +125,7 @@ export function buildMcpServer(setup: McpSetup): McpServer {
     {
       title: 'Rejected rows',
       description:
-        'Rows the rolls rejected, each as it was sent with its reason (e.g. unknown_field, type_mismatch, missing_required, not_an_object), field and message, in pages: pass next_cursor as cursor for the next. ' +
+        'Rows the rolls rejected, each as it was sent with its reason (e.g. unknown_field, type_mismatch, missing_required, not_an_object), field and message, in pages of up to limit (default 100): pass next_cursor as cursor for the next; since (RFC 3339) keeps rejects written at or after it. ' +
         'Fix the rows and send them again with send_rows.',
       inputSchema: SinkParams.extend(RejectsQuery.shape),
       annotations: readOnly,

@@ -230,7 +230,7 @@ describe('the protocol', () => {
     // directory: run it from its build directory, where that path exists.
     const inspector = path.dirname(createRequire(import.meta.url).resolve('@modelcontextprotocol/inspector-cli/build/cli.js'));
     const env = ['-e', `TABLEMERE_API_URL=${api.url}`, '-e', `TABLEMERE_API_KEY=${api.adminKey}`];
-    const { stdout } = await promisify(execFile)(process.execPath, [path.join(inspector, 'cli.js'), '--cli', ...env, process.execPath, cliBin, 'mcp', '--method', 'tools/list'], {
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, [path.join(inspector, 'cli.js'), '--cli', ...env, process.execPath, cliBin, 'mcp', '--method', 'tools/list'], {
       cwd: inspector,
       env: baseEnv(),
       timeout: 30_000,
@@ -238,6 +238,9 @@ describe('the protocol', () => {
     const listed = JSON.parse(stdout) as { tools: Array<{ name: string; inputSchema: { type: string } }> };
     expect(listed.tools.map((t) => t.name).sort()).toEqual(toolNames);
     for (const tool of listed.tools) expect(tool.inputSchema.type).toBe('object');
+    // Its stderr holds its v1 deprecation notice alone.
+    expect(stderr).toContain('inspector v1 is deprecated');
+    expect(stderr).not.toMatch(/error|fail/i);
   }, 60_000);
 
   it('stdout carries protocol messages alone; with a send key only, the read tools are refused and the server ends with its input', async () => {

@@ -71,7 +71,7 @@ export async function sendRows(target: SendTarget, input: SendRowsInput, options
             const { code, message } = detailOf(notice.failure);
             throw toolRefusal(code, `${message}; retry in ${notice.waitSeconds} s`, 'unavailable');
           }
-          options.note(`send_rows: batch ${batch.id}: ${notice.reason}; retrying in ${notice.waitSeconds} s (attempt ${notice.attempt + 1} of ${notice.attempts})`);
+          options.note(`send_rows: batch ${batch.id}: ${notice.reason}; retrying in ${notice.waitSeconds} s (attempt ${notice.attempt + 1})`);
         },
         ...(options.sleep ? { sleep: options.sleep } : {}),
       });

@@ -102,6 +102,7 @@ describe('tablemere mcp, driven by the TypeScript SDK client', () => {
   afterAll(async () => client?.close());
 
   it('lists the six tools, each input schema the JSON Schema of the route\'s zod contract', async () => {
+    expect(client.getInstructions()).toMatch(/^tablemere sinks: /);
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual(toolNames);
     const schema = (name: string) => tools.find((t) => t.name === name)!.inputSchema;

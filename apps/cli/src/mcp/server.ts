@@ -43,11 +43,17 @@ export interface McpSetup {
  */
 export const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
 
+/** What the host shows the model about the server as a whole. */
+const INSTRUCTIONS =
+  'tablemere sinks: each sink is the HTTP intake of one Apache Iceberg table. send_rows stores rows at once; the next roll appends them to the table ' +
+  '(describe_sink shows the schema, the roll policy and what waits) and sets aside the rows that do not fit the schema, which read_rejects lists with their reasons. ' +
+  'Calling send_rows again with the same rows never stores them twice.';
+
 const readOnly = { readOnlyHint: true, openWorldHint: false } as const;
 
 /** The tools, each input schema the zod contract of the route it calls. */
 export function buildMcpServer(setup: McpSetup): McpServer {
-  const server = new McpServer({ name: 'tablemere', version: cliPackage.version }, { capabilities: { tools: {} } });
+  const server = new McpServer({ name: 'tablemere', version: cliPackage.version }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
   const tool = <A>(name: string, run: (args: A) => Promise<unknown>) => async (args: A): Promise<CallToolResult> => {
     try {
       return answer(await run(args));

@@ -41,7 +41,7 @@ export interface McpSetup {
  * One JSON-RPC message (a line) may be this large: a send_rows call above 16 MiB is split into
  * batches like `sink send`'s, so it has to fit. The SDK's default is 10 MiB.
  */
-export const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
+const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
 
 /** What the host shows the model about the server as a whole. */
 const INSTRUCTIONS =
@@ -52,7 +52,7 @@ const INSTRUCTIONS =
 const readOnly = { readOnlyHint: true, openWorldHint: false } as const;
 
 /** The tools, each input schema the zod contract of the route it calls. */
-export function buildMcpServer(setup: McpSetup): McpServer {
+function buildMcpServer(setup: McpSetup): McpServer {
   const server = new McpServer({ name: 'tablemere', version: cliPackage.version }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
   const tool = <A>(name: string, run: (args: A) => Promise<unknown>) => async (args: A): Promise<CallToolResult> => {
     try {

@@ -110,7 +110,7 @@ export function answerError(response: Response, body: unknown, operation: string
   const { code, message } = envelope.data.error;
   const retryAfter = response.headers.get('retry-after');
   const hint = kind === 'unavailable' && retryAfter ? ` (retry after ${retryAfter} s)` : '';
-  return new CliError(kind, `${code}: ${message}${hint}`);
+  return new CliError(kind, `${code}: ${message}${hint}`, { code, message });
 }
 
 export function parseJson(text: string): unknown {

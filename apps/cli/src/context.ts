@@ -1,4 +1,5 @@
 import { SinkRef, WarehouseName } from '@tablemere/contracts';
+import type { Readable, Writable } from 'node:stream';
 import type { Command } from 'commander';
 import type { ApiClient } from './api-client.ts';
 import { usageError } from './errors.ts';
@@ -19,6 +20,8 @@ export interface CommandContext {
   readonly env: Readonly<Record<string, string | undefined>>;
   /** Standard input, for `sink send -`. */
   stdin(): AsyncIterable<Uint8Array>;
+  /** The process's standard input and output as streams, for `tablemere mcp`'s protocol; undefined in tests that capture text. */
+  readonly protocol: { readonly input: Readable; readonly output: Writable } | undefined;
   /** The terminal to draw progress on; undefined when stderr is not a terminal. */
   readonly terminal: NodeJS.WriteStream | undefined;
   /** The clock ages are measured against. */

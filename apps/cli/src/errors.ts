@@ -24,12 +24,20 @@ export const exitCodes: Readonly<Record<CliErrorKind, number>> = Object.freeze({
   rows_refused: 5,
 });
 
+/** An error's stable code and message, as the API's error envelope carries them (`{"error": {"code", "message"}}`). */
+export interface ErrorDetail {
+  readonly code: string;
+  readonly message: string;
+}
+
 export class CliError extends Error {
   override readonly name = 'CliError';
 
   constructor(
     readonly kind: CliErrorKind,
     message: string,
+    /** The API's code and message when it answered the error (or a code of the CLI's own), for callers that pass them on: the MCP tools. */
+    readonly detail?: ErrorDetail,
   ) {
     super(message);
   }

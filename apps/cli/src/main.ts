@@ -14,5 +14,6 @@ process.exitCode = await run({
     stderr: (text) => process.stderr.write(text),
   },
   stdin: () => process.stdin,
+  protocol: { input: process.stdin, output: process.stdout },
   ...(process.stderr.isTTY ? { terminal: process.stderr } : {}),
 });

@@ -1,6 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { ApiClient } from './api-client.ts';
 import { addConnect } from './commands/connect.ts';
+import { addMcp } from './commands/mcp.ts';
 import { addSinkCreate } from './commands/sink-create.ts';
 import { addSinkDelete } from './commands/sink-delete.ts';
 import { addSinkGet } from './commands/sink-get.ts';
@@ -27,6 +28,8 @@ export interface RunOptions {
   readonly stdin?: () => AsyncIterable<Uint8Array>;
   /** The terminal behind stderr, when there is one: progress bars are drawn only there. */
   readonly terminal?: NodeJS.WriteStream;
+  /** Standard input and output as streams, for `tablemere mcp`. */
+  readonly protocol?: CommandContext['protocol'];
 }
 
 interface GlobalFlags {
@@ -35,7 +38,7 @@ interface GlobalFlags {
 }
 
 /** Runs one invocation and answers its exit code; nothing here exits the process. */
-export async function run({ argv, env, cwd, io, stdin, terminal }: RunOptions): Promise<number> {
+export async function run({ argv, env, cwd, io, stdin, terminal, protocol }: RunOptions): Promise<number> {
   const out = new Output(io);
   const context: CommandContext = {
     out,
@@ -43,6 +46,7 @@ export async function run({ argv, env, cwd, io, stdin, terminal }: RunOptions): 
     apiUrl: (command) => resolveApiUrl({ flags: command.optsWithGlobals<GlobalFlags>(), env, cwd }),
     env,
     stdin: stdin ?? (async function* () {}),
+    protocol,
     terminal,
     now: () => new Date(),
   };
@@ -105,6 +109,7 @@ function buildProgram(context: CommandContext, io: Io): Program {
   addSinkDelete(sink, context);
 
   addConnect(root, context);
+  addMcp(root, context);
   return { root, reached: () => reached };
 }
 

@@ -11,6 +11,9 @@ export interface SendTarget {
   readonly sendKey: string;
 }
 
+/** The sink a target sends to: its send route's last segment. */
+export const sinkIdOfTarget = (target: SendTarget): string => new URL(target.ingestUrl).pathname.split('/').at(-1) ?? '';
+
 /**
  * How long to wait before each retry, in seconds, when the API gives no Retry-After: one entry
  * per retry, so the ladder's length bounds the attempts (seven in all, about a minute).
@@ -42,6 +45,8 @@ export interface RetryNotice {
   readonly waitSeconds: number;
   /** What went wrong, e.g. `503 store_unavailable` or `ECONNRESET`. */
   readonly reason: string;
+  /** The failed attempt's error (with the API's code and message when it answered one). */
+  readonly failure: CliError;
 }
 
 export interface SendHooks {
@@ -76,7 +81,7 @@ export async function sendBatch(target: SendTarget, batch: Batch, hooks: SendHoo
     const patient = backlogFull && retryAfter !== undefined && waited < BACKLOG_PATIENCE_SECONDS;
     if (failure.kind !== 'unavailable' || (attempt >= attempts && !patient)) throw failure;
     const waitSeconds = Math.min(retryAfter ?? RETRY_LADDER_SECONDS[attempt - 1]!, MAX_RETRY_AFTER_SECONDS);
-    hooks.onRetry?.({ batch, attempt, attempts, waitSeconds, reason });
+    hooks.onRetry?.({ batch, attempt, attempts, waitSeconds, reason, failure });
     waited += waitSeconds;
     await sleep(waitSeconds * 1000);
   }
@@ -131,7 +136,7 @@ async function attemptSend(target: SendTarget, batch: Batch, operation: string, 
   // still being stored: the request was understood, and waiting is the remedy for both.
   const retryable = response.status === 429 || response.status >= 500 || code === 'batch_in_progress';
   return {
-    failure: retryable ? new CliError('unavailable', failure.message) : failure,
+    failure: retryable ? new CliError('unavailable', failure.message, failure.detail) : failure,
     retryAfter: retryAfterSeconds(response.headers.get('retry-after'), new Date()),
     reason: `${response.status}${typeof code === 'string' ? ` ${code}` : ''}`,
     backlogFull: response.status === 429,

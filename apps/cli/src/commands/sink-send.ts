@@ -8,7 +8,7 @@ import { count, plural, size } from '../human.ts';
 import { scanRows } from '../json-input.ts';
 import { readKeyFile } from '../key-file.ts';
 import { counted, progressBar } from '../progress.ts';
-import { type SendOutcome, type SendTarget, sendBatch } from '../send-client.ts';
+import { type SendOutcome, type SendTarget, sendBatch, sinkIdOfTarget } from '../send-client.ts';
 
 interface Options {
   sendKeyFile?: string;
@@ -149,7 +149,7 @@ function batches(source: Input, given: string | undefined, onRead?: (bytes: numb
  * The send key, its sink and the ingest URL: from the key file, else from --send-key or
  * $TABLEMERE_SEND_KEY with the API's URL. A `<sink>` given too must be the key's sink.
  */
-async function sendTarget(ref: string | undefined, options: Options, command: Command, context: CommandContext): Promise<SendTarget> {
+export async function sendTarget(ref: string | undefined, options: Options, command: Command, context: CommandContext): Promise<SendTarget> {
   if (options.sendKeyFile !== undefined && options.sendKey !== undefined) throw usageError('--send-key-file and --send-key: choose one');
   if (ref !== undefined) sinkSegment(ref);
 
@@ -196,7 +196,7 @@ function namingLine(id: string, batches: number): string {
 function report(sent: readonly Sent[], target: SendTarget, name: string, options: Options, context: CommandContext): void {
   const accepted = sent.reduce((sum, s) => sum + s.result.accepted, 0);
   const refused = sent.reduce((sum, s) => sum + s.result.rejected, 0);
-  const sinkId = new URL(target.ingestUrl).pathname.split('/').at(-1);
+  const sinkId = sinkIdOfTarget(target);
   if (options.json) {
     context.out.json({
       sink_id: sinkId,

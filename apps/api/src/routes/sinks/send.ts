@@ -5,8 +5,9 @@ import { queryOne } from '@tablemere/db';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { BACKLOG_RETRY_AFTER_SECONDS, backlogFull } from '../../domain/intake/backlog.ts';
 import { BUSY_RETRY_AFTER_SECONDS, inFlightWeight } from '../../domain/intake/in-flight.ts';
-import { acceptBatch, throughDatabase, type IntakeAnswer, type SendBody } from '../../domain/intake/accept.ts';
+import { acceptBatch, throughDatabase, type BodyFormat, type IntakeAnswer, type SendBody } from '../../domain/intake/accept.ts';
 import type { BodyPool } from '../../http/body-pool.ts';
+import { aborted, contentCoding, readDecoded } from '../../http/content-encoding.ts';
 import { senderOf, sendKeyScope } from '../../http/auth.ts';
 import { apiError, RETRY_AFTER_SECONDS } from '../../errors.ts';
 import type { RouteDoc } from '../../openapi/route-doc.ts';
@@ -28,29 +29,50 @@ function idempotencyKey(request: FastifyRequest): string {
   return value;
 }
 
-/** JSON in UTF-8 only: `application/json`, with `charset=utf-8` or no charset. */
-function requireJson(request: FastifyRequest): void {
+/** The body formats taken, by media type: a JSON array, or NDJSON (JSON Lines) under either of its names. */
+const MEDIA_TYPES: Record<string, BodyFormat> = { 'application/json': 'array', 'application/x-ndjson': 'ndjson', 'application/jsonl': 'ndjson' };
+
+/** The body's format from its Content-Type, in UTF-8 only (`charset=utf-8` or no charset); else 415. */
+function bodyFormat(request: FastifyRequest): BodyFormat {
   const [essence = '', ...parameters] = (request.headers['content-type'] ?? '').split(';').map((part) => part.trim().toLowerCase());
   const charset = parameters.find((p) => p.startsWith('charset='))?.slice('charset='.length).replace(/"/g, '');
-  if (essence !== 'application/json' || (charset !== undefined && charset !== 'utf-8')) {
-    throw apiError('unsupported_media_type', { message: 'Send the batch as "Content-Type: application/json" (UTF-8): a JSON array of objects.' });
+  const format = Object.hasOwn(MEDIA_TYPES, essence) ? MEDIA_TYPES[essence] : undefined;
+  if (format === undefined || (charset !== undefined && charset !== 'utf-8')) {
+    throw apiError('unsupported_media_type', {
+      message: 'Send the batch as "Content-Type: application/json" (UTF-8): a JSON array of objects; or as "application/x-ndjson" (or "application/jsonl"): one JSON object per line.',
+    });
   }
+  return format;
 }
+
+/**
+ * What an NDJSON body's hash starts with, so that an NDJSON body and an array body are never
+ * the same batch, even when their bytes are: `[{"x":1}]` is one object as an array and one
+ * row that is not an object as NDJSON.
+ */
+const NDJSON_DIGEST_TAG = 'application/x-ndjson\n';
 
 /**
  * Reads the body into one buffer and never past SEND_BODY_LIMIT: a declared Content-Length
  * over it is refused before a byte is read, and a body without one is cut off as it passes
  * the limit. With a Content-Length the buffer is taken once at its size (from `pool` when
  * large; the route gives it back when the send is done). The SHA-256 is
- * computed chunk by chunk as the body arrives, not in a second pass.
+ * computed chunk by chunk as the body arrives, not in a second pass. A compressed body is
+ * decompressed as it arrives, the limit and the hash on its decoded bytes (content-encoding.ts).
  */
 function readBody(request: FastifyRequest, payload: IncomingMessage, pool: BodyPool): Promise<SendBody> {
+  const format = bodyFormat(request);
+  const coding = contentCoding(request.headers['content-encoding']);
   const header = request.headers['content-length'];
   const declared = header === undefined ? undefined : Number(header);
   if (declared !== undefined && declared > SEND_BODY_LIMIT) return Promise.reject(tooLarge());
+  const hash = createHash('sha256');
+  if (format === 'ndjson') hash.update(NDJSON_DIGEST_TAG);
+  if (coding !== undefined) {
+    return readDecoded(payload, coding, { limit: SEND_BODY_LIMIT, tooLarge, hash, pool }).then(({ bytes, wireBytes }) => ({ bytes, sha256: hash.digest(), format, wireBytes }));
+  }
   const whole = declared !== undefined && Number.isSafeInteger(declared) && declared >= 0 ? pool.take(declared) : undefined;
   const chunks: Buffer[] = [];
-  const hash = createHash('sha256');
   let received = 0;
   let ended = false;
   // Set once the body is answered either way: the buffer is given back once, and never once the route has it.
@@ -82,11 +104,11 @@ function readBody(request: FastifyRequest, payload: IncomingMessage, pool: BodyP
       if (whole && received !== whole.length) return stop(apiError('invalid_request', { message: 'The body is shorter than its Content-Length.' }));
       if (settled) return;
       settled = true;
-      resolve({ bytes: whole ?? Buffer.concat(chunks, received), sha256: hash.digest() });
+      resolve({ bytes: whole ?? Buffer.concat(chunks, received), sha256: hash.digest(), format, wireBytes: received });
     });
     payload.once('error', stop);
     payload.once('close', () => {
-      if (!ended) stop(apiError('client_aborted', { message: 'The connection closed before the body\'s end; nothing was stored: send it again.' }));
+      if (!ended) stop(aborted());
     });
   });
 }
@@ -141,7 +163,7 @@ const SEND_DOC: RouteDoc = {
       examples: { replay: { summary: 'The first answer again', value: EXAMPLE_RESULT } },
     },
   },
-  errors: ['idempotency_key_missing', 'idempotency_key_invalid', 'not_an_array', 'empty_batch', 'batch_id_conflict', 'batch_in_progress', 'quota_exceeded', 'backlog_full', 'intake_unavailable', 'intake_busy'],
+  errors: ['idempotency_key_missing', 'idempotency_key_invalid', 'invalid_compressed_body', 'not_an_array', 'empty_batch', 'batch_id_conflict', 'batch_in_progress', 'quota_exceeded', 'backlog_full', 'intake_unavailable', 'intake_busy', 'unsupported_encoding'],
 };
 
 /**
@@ -153,13 +175,15 @@ export function sendBatch(app: FastifyInstance, deps: SinkRouteDeps): void {
   app.register(
     sendKeyScope(deps.sendKeys, sinkParam, (scope) => {
       scope.removeAllContentTypeParsers();
-      scope.addContentTypeParser('application/json', (request: FastifyRequest, payload: IncomingMessage) => readBody(request, payload, deps.bodies));
+      scope.addContentTypeParser(Object.keys(MEDIA_TYPES), (request: FastifyRequest, payload: IncomingMessage) => readBody(request, payload, deps.bodies));
       scope.addHook('onRequest', async (request, reply) => {
         const batchId = idempotencyKey(request);
-        requireJson(request);
+        bodyFormat(request);
+        // A compressed body may decode to the whole limit, whatever its Content-Length.
+        const coded = contentCoding(request.headers['content-encoding']) !== undefined;
         const sink = senderOf(request);
         // Held until the answer is sent or the connection is gone, whichever comes first.
-        reply.raw.once('close', deps.inFlight.enter(sink.id, inFlightWeight(request.headers['content-length'])));
+        reply.raw.once('close', deps.inFlight.enter(sink.id, inFlightWeight(coded ? undefined : request.headers['content-length'])));
         if (await throughDatabase(() => deps.backlog.isFull(sink.id))) {
           // A replay or a conflicting id is answered as such, whatever the backlog.
           const known = await throughDatabase(() =>
@@ -171,7 +195,7 @@ export function sendBatch(app: FastifyInstance, deps: SinkRouteDeps): void {
       scope.post('/v1/sinks/:sink', { config: { accessLog: false, openapi: SEND_DOC } }, async (request, reply): Promise<SendResult> => {
         const sink = senderOf(request);
         // No body at all (no parser ran) is an empty one: invalid JSON below.
-        const body = (request.body as SendBody | undefined) ?? { bytes: Buffer.alloc(0), sha256: createHash('sha256').digest() };
+        const body = (request.body as SendBody | undefined) ?? { bytes: Buffer.alloc(0), sha256: createHash('sha256').digest(), format: bodyFormat(request), wireBytes: 0 };
         let answer: IntakeAnswer;
         try {
           answer = await acceptBatch({ pool: deps.pool, intake: await throughDatabase(() => deps.intakes.of(sink.warehouseId)), claims: deps.claims, settler: deps.settler, log: request.log }, sink, idempotencyKey(request), body);

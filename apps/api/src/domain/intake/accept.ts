@@ -173,7 +173,7 @@ export async function acceptBatch(deps: IntakeDeps, sink: SendingSink, batchId: 
   }
 
   const response: SendResult = { accepted: objects, rejected: nonObjects, reasons, batch_id: batchId, bytes: ndjson.length, received_at: receivedAt, state: 'pending' };
-  const settlement = { sinkId: sink.id, projectId: sink.projectId, batchId, receivedAt, response };
+  const settlement = { sinkId: sink.id, projectId: sink.projectId, batchId, receivedAt, response, wireBytes: body.wireBytes };
   if (await throughDatabase(() => deps.settler.settle(settlement))) return { status: 202, body: response };
   // Nothing settled: the sink was deleted meanwhile, or a replay took the claim over and finished.
   const now = await throughDatabase(() => ledgerEntry(deps.pool, sink.id, batchId));

@@ -7,7 +7,7 @@ import { BACKLOG_RETRY_AFTER_SECONDS, backlogFull } from '../../domain/intake/ba
 import { BUSY_RETRY_AFTER_SECONDS, inFlightWeight } from '../../domain/intake/in-flight.ts';
 import { acceptBatch, throughDatabase, type BodyFormat, type IntakeAnswer, type SendBody } from '../../domain/intake/accept.ts';
 import type { BodyPool } from '../../http/body-pool.ts';
-import { aborted, contentCoding, readDecoded } from '../../http/content-encoding.ts';
+import { aborted, CONTENT_CODINGS, contentCoding, readDecoded } from '../../http/content-encoding.ts';
 import { senderOf, sendKeyScope } from '../../http/auth.ts';
 import { apiError, RETRY_AFTER_SECONDS } from '../../errors.ts';
 import type { RouteDoc } from '../../openapi/route-doc.ts';
@@ -121,10 +121,11 @@ const SEND_DOC: RouteDoc = {
   tag: 'send',
   summary: "Send a batch of rows to a sink's table",
   description: [
-    "The intake of one table. Authenticate with the sink's send key (`Authorization: Bearer al_send_...`), name the batch with `Idempotency-Key`, and POST a JSON array of row objects (`Content-Type: application/json`, UTF-8, uncompressed: `Content-Encoding` is not supported, and a compressed body is not JSON). The batch is stored unchanged, one element per line, and 202 is answered only once it is durable (object stored and ledger row written). The roller appends it to the table within the sink's roll policy, stamping `__ingest_ts` with `received_at`.",
-    `Checked in this order, nothing read past the first failure: the send key (401 \`unauthorized\` without one, or with another sink's, a deleted sink's or a wrong one; 403 \`send_only\` for an API key or any other token); \`Idempotency-Key\` (400); \`Content-Type\` (415); the bytes of bodies in flight (503 \`intake_busy\`, \`Retry-After: ${BUSY_RETRY_AFTER_SECONDS}\`); the sink's backlog of stored, not yet rolled batches (429 \`backlog_full\`, \`Retry-After: ${BACKLOG_RETRY_AFTER_SECONDS}\`); then the body: at most ${SEND_BODY_LIMIT} bytes (16 MiB; a larger \`Content-Length\` is refused before a byte is read, 413), valid JSON nested at most 512 deep (400 \`invalid_json\`), an array (400 \`not_an_array\`) with at least one element (400 \`empty_batch\`).`,
-    "Every element is stored: an element that is not an object is counted in `rejected` (its index in `reasons`, the first 1,000) and the roll writes it to the rejects file as `not_an_object`. Rows that do not fit the table's schema are rejected by the roll, row by row, never the batch: read them with GET /v1/sinks/{sink}/rejects.",
-    `Idempotency: the same \`Idempotency-Key\` with the same body answers 200 with the first answer and \`Idempotent-Replayed: true\`, whatever happened since; with another body, 409 \`batch_id_conflict\`; while the first request with that id is still being stored, 409 \`batch_in_progress\`. Ledger rows are pruned 7 days after their roll, after which the same id is accepted again. So: give every batch a new id, and send a batch again under the same id whenever its answer was lost.`,
+    "The intake of one table. Authenticate with the sink's send key (`Authorization: Bearer al_send_...`), name the batch with `Idempotency-Key`, and POST the rows in UTF-8 as a JSON array of row objects (`Content-Type: application/json`) or as NDJSON, one JSON object per line (`application/x-ndjson` or `application/jsonl`; blank lines and a final line break allowed). The batch is stored unchanged, one element per line, the same bytes whichever way it came, and 202 is answered only once it is durable (object stored and ledger row written). The roller appends it to the table within the sink's roll policy, stamping `__ingest_ts` with `received_at`.",
+    `The body may be compressed: \`Content-Encoding: gzip\`, \`deflate\` (zlib), \`zstd\` or \`identity\`, one coding (a coding inside another is 415 \`unsupported_encoding\`, as is any other). The limit of ${SEND_BODY_LIMIT} bytes is on the decompressed body, enforced while decompressing: a body that decompresses past it is 413 \`body_too_large\` as soon as it does. A stream that does not decompress (corrupt, cut short) is 400 \`invalid_compressed_body\`. Usage counts the stored bytes and, beside them, the bytes sent.`,
+    `Checked in this order, nothing read past the first failure: the send key (401 \`unauthorized\` without one, or with another sink's, a deleted sink's or a wrong one; 403 \`send_only\` for an API key or any other token); \`Idempotency-Key\` (400); \`Content-Type\` (415 \`unsupported_media_type\`); \`Content-Encoding\` (415 \`unsupported_encoding\`); the bytes of bodies in flight (503 \`intake_busy\`, \`Retry-After: ${BUSY_RETRY_AFTER_SECONDS}\`; a compressed body counts as the whole limit); the sink's backlog of stored, not yet rolled batches (429 \`backlog_full\`, \`Retry-After: ${BACKLOG_RETRY_AFTER_SECONDS}\`); then the body: at most ${SEND_BODY_LIMIT} bytes (16 MiB; a larger \`Content-Length\` is refused before a byte is read, 413), valid JSON nested at most 512 deep (400 \`invalid_json\`; for NDJSON the error names the \`line\`), an array (400 \`not_an_array\`) with at least one element (400 \`empty_batch\`; an NDJSON body of blank lines too).`,
+    "Every element is stored: an element that is not an object is counted in `rejected` (its index in `reasons`, the first 1,000, with its `line` for NDJSON) and the roll writes it to the rejects file as `not_an_object`. Rows that do not fit the table's schema are rejected by the roll, row by row, never the batch: read them with GET /v1/sinks/{sink}/rejects.",
+    `Idempotency: the same \`Idempotency-Key\` with the same body answers 200 with the first answer and \`Idempotent-Replayed: true\`, whatever happened since; with another body, 409 \`batch_id_conflict\`. The same body is the same decompressed bytes in the same format: compressed or not, it is a replay; an NDJSON body and an array body are never the same batch, even of the same rows (409); while the first request with that id is still being stored, 409 \`batch_in_progress\`. Ledger rows are pruned 7 days after their roll, after which the same id is accepted again. So: give every batch a new id, and send a batch again under the same id whenever its answer was lost.`,
     `Retry on 409 \`batch_in_progress\`, 429 and 503 after \`Retry-After\` seconds (${BUSY_RETRY_AFTER_SECONDS} for \`intake_busy\`, ${BACKLOG_RETRY_AFTER_SECONDS} for \`backlog_full\`, ${RETRY_AFTER_SECONDS} otherwise), and on a lost connection or another 5xx after a growing pause; always with the same \`Idempotency-Key\` and body, so nothing is stored twice. A 503 \`intake_unavailable\` stored nothing. Other 4xx answers will not change on a retry: fix the request.`,
   ].join('\n\n'),
   params: SendParams,
@@ -136,12 +137,21 @@ const SEND_DOC: RouteDoc = {
       schema: { type: 'string', pattern: IDEMPOTENCY_KEY_PATTERN.source },
       example: '2026-09-21T12:00:00Z-0001',
     },
+    'Content-Encoding': {
+      description: 'Optional: `gzip`, `deflate`, `zstd` or `identity`, one coding. The 16 MiB limit is on the decompressed body.',
+      schema: { type: 'string', enum: [...CONTENT_CODINGS] },
+      example: 'gzip',
+    },
   },
   body: {
     schema: SendBatch,
     description: `A JSON array of row objects, at most ${SEND_BODY_LIMIT} bytes (16 MiB), keys the table's column names. Values: timestamps as RFC 3339 strings, dates as YYYY-MM-DD, decimals as strings or numbers, binary as base64, structs, lists and maps as JSON; integers beyond 2^53 are kept exactly.`,
     examples: {
       rows: { summary: 'Two rows', value: [{ x: 1, who: 'north' }, { x: 2 }] },
+    },
+    textTypes: {
+      'application/x-ndjson': { description: 'NDJSON: one JSON object per line, UTF-8; blank lines and a final line break allowed. Each line is stored as an array element is.', example: '{"x": 1, "who": "north"}\n{"x": 2}\n' },
+      'application/jsonl': { description: 'The same as application/x-ndjson, under its other name.', example: '{"x": 1, "who": "north"}\n{"x": 2}\n' },
     },
   },
   answers: {

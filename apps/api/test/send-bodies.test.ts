@@ -8,7 +8,7 @@ import { api as call, rssBytes, startBenchApi } from '../../../scripts/bench/api
 import { stackEnv, stackWarehouse } from '../../../tests/support/stack.ts';
 import { bootstrap } from '../src/bootstrap.ts';
 import { dropNamespace, stackS3, startTestApi, suffix, type TestApi } from './support/harness.ts';
-import { createSink, createTable, newBatchId, send } from './support/sinks.ts';
+import { createSink, createTable, newBatchId, otherApp, send } from './support/sinks.ts';
 
 /** The send route's other bodies (issue 24): NDJSON, and gzip, deflate and zstd, as the API answers them. */
 
@@ -121,6 +121,25 @@ describe('compressed bodies', () => {
     expect(taken.status, taken.text).toBe(202);
     const over = Buffer.concat([exact, Buffer.from(' ')]);
     expect(errorOf(await send(api.app, sink, gzipSync(over), { headers: { 'content-encoding': 'gzip' } }))).toEqual({ status: 413, code: 'body_too_large' });
+  });
+});
+
+describe('compressed bodies in flight', () => {
+  it('count their Content-Length, then their decoded bytes as they grow: many small ones at once pass, a large one past the cap beside another is 503', async () => {
+    const capped = await otherApp(api, { sendInFlight: { processBytes: 64 * MIB, sinkBytes: 4 * MIB } });
+    try {
+      const small = gzipSync(`[${ELEMENTS.join(',')}]`);
+      // 40 small compressed sends at once: far past 4 MiB if each counted as the whole limit.
+      const answers = await Promise.all(Array.from({ length: 40 }, () => send(capped.app, sink, small, { headers: { 'content-encoding': 'gzip' } })));
+      expect(answers.map((a) => a.status)).toEqual(answers.map(() => 202));
+      // Alone, a body that decodes past the cap is let in, as an uncompressed one is.
+      const large = Buffer.alloc(8 * MIB, 0x20);
+      large.write('[{"x":1}]', 0);
+      const alone = await send(capped.app, sink, gzipSync(large), { headers: { 'content-encoding': 'gzip' } });
+      expect(alone.status, alone.text).toBe(202);
+    } finally {
+      await capped.close();
+    }
   });
 });
 

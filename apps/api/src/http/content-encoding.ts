@@ -55,6 +55,14 @@ export interface DecodeOptions {
   /** Updated with every decoded byte as it comes out. */
   hash: Hash;
   pool: BodyPool;
+  /** The bytes already counted for this body in flight (its Content-Length's weight). */
+  reserved: number;
+  /**
+   * Counts `bytes` more for this body in flight, or throws (503 intake_busy): called as the
+   * decoded body outgrows what was counted, in doubling steps, so a small compressed body
+   * weighs what it holds, not the whole limit, and a bomb weighs what it reached.
+   */
+  reserve: (bytes: number) => void;
 }
 
 /**
@@ -69,6 +77,7 @@ export function readDecoded(payload: IncomingMessage, coding: Coding, options: D
   const chunks: Buffer[] = [];
   let decoded = 0;
   let wireBytes = 0;
+  let reserved = options.reserved;
   let settled = false;
   return new Promise((resolve, reject) => {
     const stop = (error: ApiError) => {
@@ -90,6 +99,15 @@ export function readDecoded(payload: IncomingMessage, coding: Coding, options: D
       if (settled) return;
       decoded += chunk.length;
       if (decoded > options.limit) return stop(options.tooLarge());
+      if (decoded > reserved) {
+        const more = Math.min(options.limit, Math.max(2 * reserved, decoded)) - reserved;
+        try {
+          options.reserve(more);
+        } catch (error) {
+          return stop(error as ApiError);
+        }
+        reserved += more;
+      }
       options.hash.update(chunk);
       chunks.push(chunk);
     });

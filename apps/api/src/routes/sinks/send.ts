@@ -69,7 +69,8 @@ function readBody(request: FastifyRequest, payload: IncomingMessage, pool: BodyP
   const hash = createHash('sha256');
   if (format === 'ndjson') hash.update(NDJSON_DIGEST_TAG);
   if (coding !== undefined) {
-    return readDecoded(payload, coding, { limit: SEND_BODY_LIMIT, tooLarge, hash, pool }).then(({ bytes, wireBytes }) => ({ bytes, sha256: hash.digest(), format, wireBytes }));
+    const reserve = reservations.get(request) ?? (() => undefined);
+    return readDecoded(payload, coding, { limit: SEND_BODY_LIMIT, tooLarge, hash, pool, reserved: inFlightWeight(header), reserve }).then(({ bytes, wireBytes }) => ({ bytes, sha256: hash.digest(), format, wireBytes }));
   }
   const whole = declared !== undefined && Number.isSafeInteger(declared) && declared >= 0 ? pool.take(declared) : undefined;
   const chunks: Buffer[] = [];
@@ -113,6 +114,9 @@ function readBody(request: FastifyRequest, payload: IncomingMessage, pool: BodyP
   });
 }
 
+/** A compressed send's way to count more bytes in flight as its body decodes (set by the route's onRequest hook). */
+const reservations = new WeakMap<FastifyRequest, (bytes: number) => void>();
+
 const EXAMPLE_RESULT = { accepted: 2, rejected: 0, reasons: [], batch_id: '2026-09-21T12:00:00Z-0001', bytes: 33, received_at: '2026-09-21T12:00:00.123456Z', state: 'pending' };
 
 /** The send route as a device author reads it: headers, body rules, every answer, when to retry. */
@@ -123,7 +127,7 @@ const SEND_DOC: RouteDoc = {
   description: [
     "The intake of one table. Authenticate with the sink's send key (`Authorization: Bearer al_send_...`), name the batch with `Idempotency-Key`, and POST the rows in UTF-8 as a JSON array of row objects (`Content-Type: application/json`) or as NDJSON, one JSON object per line (`application/x-ndjson` or `application/jsonl`; blank lines and a final line break allowed). The batch is stored unchanged, one element per line, the same bytes whichever way it came, and 202 is answered only once it is durable (object stored and ledger row written). The roller appends it to the table within the sink's roll policy, stamping `__ingest_ts` with `received_at`.",
     `The body may be compressed: \`Content-Encoding: gzip\`, \`deflate\` (zlib), \`zstd\` or \`identity\`, one coding (a coding inside another is 415 \`unsupported_encoding\`, as is any other). The limit of ${SEND_BODY_LIMIT} bytes is on the decompressed body, enforced while decompressing: a body that decompresses past it is 413 \`body_too_large\` as soon as it does. A stream that does not decompress (corrupt, cut short) is 400 \`invalid_compressed_body\`. Usage counts the stored bytes and, beside them, the bytes sent.`,
-    `Checked in this order, nothing read past the first failure: the send key (401 \`unauthorized\` without one, or with another sink's, a deleted sink's or a wrong one; 403 \`send_only\` for an API key or any other token); \`Idempotency-Key\` (400); \`Content-Type\` (415 \`unsupported_media_type\`); \`Content-Encoding\` (415 \`unsupported_encoding\`); the bytes of bodies in flight (503 \`intake_busy\`, \`Retry-After: ${BUSY_RETRY_AFTER_SECONDS}\`; a compressed body counts as the whole limit); the sink's backlog of stored, not yet rolled batches (429 \`backlog_full\`, \`Retry-After: ${BACKLOG_RETRY_AFTER_SECONDS}\`); then the body: at most ${SEND_BODY_LIMIT} bytes (16 MiB; a larger \`Content-Length\` is refused before a byte is read, 413), valid JSON nested at most 512 deep (400 \`invalid_json\`; for NDJSON the error names the \`line\`), an array (400 \`not_an_array\`) with at least one element (400 \`empty_batch\`; an NDJSON body of blank lines too).`,
+    `Checked in this order, nothing read past the first failure: the send key (401 \`unauthorized\` without one, or with another sink's, a deleted sink's or a wrong one; 403 \`send_only\` for an API key or any other token); \`Idempotency-Key\` (400); \`Content-Type\` (415 \`unsupported_media_type\`); \`Content-Encoding\` (415 \`unsupported_encoding\`); the bytes of bodies in flight (503 \`intake_busy\`, \`Retry-After: ${BUSY_RETRY_AFTER_SECONDS}\`; a compressed body counts its \`Content-Length\`, then its decompressed bytes as they grow, and may be refused so while it decompresses); the sink's backlog of stored, not yet rolled batches (429 \`backlog_full\`, \`Retry-After: ${BACKLOG_RETRY_AFTER_SECONDS}\`); then the body: at most ${SEND_BODY_LIMIT} bytes (16 MiB; a larger \`Content-Length\` is refused before a byte is read, 413), valid JSON nested at most 512 deep (400 \`invalid_json\`; for NDJSON the error names the \`line\`), an array (400 \`not_an_array\`) with at least one element (400 \`empty_batch\`; an NDJSON body of blank lines too).`,
     "Every element is stored: an element that is not an object is counted in `rejected` (its index in `reasons`, the first 1,000, with its `line` for NDJSON) and the roll writes it to the rejects file as `not_an_object`. Rows that do not fit the table's schema are rejected by the roll, row by row, never the batch: read them with GET /v1/sinks/{sink}/rejects.",
     `Idempotency: the same \`Idempotency-Key\` with the same body answers 200 with the first answer and \`Idempotent-Replayed: true\`, whatever happened since; with another body, 409 \`batch_id_conflict\`. The same body is the same decompressed bytes in the same format: compressed or not, it is a replay; an NDJSON body and an array body are never the same batch, even of the same rows (409); while the first request with that id is still being stored, 409 \`batch_in_progress\`. Ledger rows are pruned 7 days after their roll, after which the same id is accepted again. So: give every batch a new id, and send a batch again under the same id whenever its answer was lost.`,
     `Retry on 409 \`batch_in_progress\`, 429 and 503 after \`Retry-After\` seconds (${BUSY_RETRY_AFTER_SECONDS} for \`intake_busy\`, ${BACKLOG_RETRY_AFTER_SECONDS} for \`backlog_full\`, ${RETRY_AFTER_SECONDS} otherwise), and on a lost connection or another 5xx after a growing pause; always with the same \`Idempotency-Key\` and body, so nothing is stored twice. A 503 \`intake_unavailable\` stored nothing. Other 4xx answers will not change on a retry: fix the request.`,
@@ -189,11 +193,18 @@ export function sendBatch(app: FastifyInstance, deps: SinkRouteDeps): void {
       scope.addHook('onRequest', async (request, reply) => {
         const batchId = idempotencyKey(request);
         bodyFormat(request);
-        // A compressed body may decode to the whole limit, whatever its Content-Length.
         const coded = contentCoding(request.headers['content-encoding']) !== undefined;
         const sink = senderOf(request);
-        // Held until the answer is sent or the connection is gone, whichever comes first.
-        reply.raw.once('close', deps.inFlight.enter(sink.id, inFlightWeight(coded ? undefined : request.headers['content-length'])));
+        // Held until the answer is sent or the connection is gone, whichever comes first. A
+        // compressed body counts its Content-Length first, and more as it decodes.
+        let held = inFlightWeight(request.headers['content-length']);
+        reply.raw.once('close', deps.inFlight.enter(sink.id, held));
+        if (coded) {
+          reservations.set(request, (bytes) => {
+            reply.raw.once('close', deps.inFlight.enter(sink.id, bytes, held));
+            held += bytes;
+          });
+        }
         if (await throughDatabase(() => deps.backlog.isFull(sink.id))) {
           // A replay or a conflicting id is answered as such, whatever the backlog.
           const known = await throughDatabase(() =>

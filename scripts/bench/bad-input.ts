@@ -2,9 +2,9 @@
  * A flood of malformed bodies against the API as its own process (issue 24): JSON nested tens
  * of thousands of levels deep (`{"a":{"a":…` and `[[[…`, 200-600 KB), broken JSON and NDJSON,
  * bodies in wrong or corrupt encodings and decompression bombs, to every route that takes a
- * body, `concurrency` at a time. Prints the answers by status (goal: no 5xx) and the API's RSS
- * before, at its peak and `--after` seconds after the flood (goal: back within 1.25x of the
- * start).
+ * body, `concurrency` at a time. Then `--after` seconds of ordinary sends (2 producers of
+ * 100-row batches), as a running API gets. Prints the answers by status (goal: no 5xx) and the
+ * API's RSS before, at its peak and after (goal: back within 1.25x of the start).
  *
  *   npm run bench:bad-input [-- --requests 11740 --concurrency 8 --after 30]
  */
@@ -25,6 +25,10 @@ const { values: args } = parseArgs({
     requests: { type: 'string', default: '11740' },
     concurrency: { type: 'string', default: '8' },
     after: { type: 'string', default: '30' },
+    /** Only these routes: `control` (every route but the send route) or `send`. */
+    only: { type: 'string' },
+    /** More environment for the API process, NAME=VALUE (e.g. MALLOC_ARENA_MAX=2). */
+    'api-env': { type: 'string', multiple: true, default: [] },
   },
 });
 const env = stackEnv();
@@ -46,7 +50,8 @@ async function main(): Promise<void> {
   await createDatabase(databaseUrl);
   await migrate(databaseUrl);
   const { adminKey } = await bootstrap(databaseUrl, { secretKey, warehouse: stackWarehouse(env) });
-  const server = await startBenchApi(`bad-input-${run}`, databaseUrl, secretKey);
+  const apiEnv = Object.fromEntries(args['api-env'].map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]));
+  const server = await startBenchApi(`bad-input-${run}`, databaseUrl, secretKey, { env: apiEnv });
   const pid = server.child.pid!;
   const port = Number(new URL(server.url).port);
   const namespace = `bench_bad_${run}`;
@@ -71,12 +76,13 @@ async function main(): Promise<void> {
       { path: '/v1/warehouses/garden/measure', key: adminKey! },
       { path: `/v1/sinks/${sink.id}`, key: sink.send_key },
     ];
+    const targets = routes.filter((r) => args.only === undefined || (args.only === 'send') === r.path.startsWith('/v1/sinks/snk_'));
     const agent = new http.Agent({ keepAlive: true, maxSockets: Number(args.concurrency) });
     const statuses = new Map<number, number>();
     const post = (i: number): Promise<void> =>
       new Promise((resolve) => {
-        const route = routes[i % routes.length]!;
-        const sent = bodies[Math.floor(i / routes.length) % bodies.length]!;
+        const route = targets[i % targets.length]!;
+        const sent = bodies[Math.floor(i / targets.length) % bodies.length]!;
         const req = http.request(
           {
             method: 'POST', host: '127.0.0.1', port, path: route.path, agent,
@@ -115,14 +121,30 @@ async function main(): Promise<void> {
     clearInterval(sampler);
     const rightAfter = rssBytes(pid, 'VmRSS');
     agent.destroy();
-    await sleep(Number(args.after) * 1000);
+    const rows = JSON.stringify(Array.from({ length: 100 }, (_, x) => ({ x })));
+    const until = Date.now() + Number(args.after) * 1000;
+    let ordinary = 0;
+    await Promise.all(
+      [0, 1].map(async () => {
+        for (; Date.now() < until; await sleep(20)) {
+          const res = await fetch(`${server.url}/v1/sinks/${sink.id}`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${sink.send_key}`, 'idempotency-key': `ok-${run}-${++ordinary}`, 'content-type': 'application/json' },
+            body: rows,
+          });
+          await res.arrayBuffer();
+        }
+      }),
+    );
     const after = rssBytes(pid, 'VmRSS');
+    const metrics = await (await fetch(`${server.url}/metrics`)).text();
+    const metric = (name: string) => (Number(new RegExp(`^${name} (\\S+)`, 'm').exec(metrics)?.[1] ?? NaN) / MIB).toFixed(0);
     const serverErrors = [...statuses].filter(([status]) => status >= 500 || status === 0).reduce((n, [, count]) => n + count, 0);
     const line =
-      `${total} malformed requests (${bodies.length} bodies x ${routes.length} routes, c=${args.concurrency}) in ${seconds.toFixed(1)} s: ` +
+      `${total} malformed requests (${bodies.length} bodies x ${targets.length} routes, c=${args.concurrency}) in ${seconds.toFixed(1)} s: ` +
       `statuses ${[...statuses].sort(([a], [b]) => a - b).map(([s, n]) => `${s} x${n}`).join(', ')} (${serverErrors} of 5xx or no answer; goal 0); ` +
       `API RSS ${(before / MIB).toFixed(0)} MiB before, peak ${(peak / MIB).toFixed(0)} MiB, ${(rightAfter / MIB).toFixed(0)} MiB right after, ` +
-      `${(after / MIB).toFixed(0)} MiB ${args.after} s after = ${(after / before).toFixed(2)}x the start (goal <= 1.25x)`;
+      `${(after / MIB).toFixed(0)} MiB after ${args.after} s of ordinary sends (${ordinary}) = ${(after / before).toFixed(2)}x the start (goal <= 1.25x); then V8 heap ${metric('nodejs_heap_size_total_bytes')} MiB (used ${metric('nodejs_heap_size_used_bytes')}), external ${metric('nodejs_external_memory_bytes')} MiB`;
     console.log(`bench:bad-input ${new Date().toISOString().slice(0, 16)}Z, ${os.cpus().length} cores, load average ${os.loadavg()[0]!.toFixed(1)}: ${line}`);
   } finally {
     server.child.kill('SIGTERM');

@@ -106,7 +106,7 @@ export interface SendAnswer {
 }
 
 /** One POST of `body` as batch `batchId` to `sink`'s send route at `to`, over a plain keep-alive `agent`, as a producer would (fetch costs several times more CPU). */
-export function postBatch(agent: http.Agent, to: string, sink: { id: string; send_key: string }, batchId: string, body: Buffer): Promise<SendAnswer> {
+export function postBatch(agent: http.Agent, to: string, sink: { id: string; send_key: string }, batchId: string, body: Buffer, encoding?: string): Promise<SendAnswer> {
   const server = new URL(to);
   return new Promise((resolve, reject) => {
     const req = http.request(
@@ -116,7 +116,13 @@ export function postBatch(agent: http.Agent, to: string, sink: { id: string; sen
         port: server.port,
         path: `/v1/sinks/${sink.id}`,
         agent,
-        headers: { authorization: `Bearer ${sink.send_key}`, 'idempotency-key': batchId, 'content-type': 'application/json', 'content-length': String(body.length) },
+        headers: {
+          authorization: `Bearer ${sink.send_key}`,
+          'idempotency-key': batchId,
+          'content-type': 'application/json',
+          'content-length': String(body.length),
+          ...(encoding === undefined ? {} : { 'content-encoding': encoding }),
+        },
       },
       (res) => {
         const chunks: Buffer[] = [];

@@ -13,11 +13,13 @@
  * route in Node. They alternate in short rounds, so a machine whose load changes meanwhile
  * weighs on all alike. Each phase shows the CPU a batch cost the server, Postgres, the store
  * and the bench itself.
+ * Then the compressed phase (issue 24): the same small and large batches uncompressed, gzip and
+ * zstd in alternating rounds, wire bytes and API CPU per batch for each.
  * Then 8 concurrent 16 MiB sends while the API's RSS is sampled from /proc. Prints
  * batches/s, MB/s, p50/p99 and the ratios, and one line for STATE.md.
  * Goals: small ≥ 0.8× bare PUT, large ≥ 100 MB/s, peak RSS ≤ 1 GiB; per batch (issue 15) the API's
  * CPU ≤ 1.25× the relay's for a small batch (API and Postgres together ≤ 1.6×), and ≤ 40 ms
- * for a ~10 MB one.
+ * for a ~10 MB one (issue 24: ≤ 1.25× the relay's large batch in the same run).
  *
  *   npm run bench:intake [-- --seconds 12 --large 32 --rounds 4 --rss-rounds 3 --pin --profile DIR --node-arg=--perf-basic-prof]
  */
@@ -28,6 +30,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { gzipSync, zstdCompressSync } from 'node:zlib';
 import { CreateBucketCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { SEND_BODY_LIMIT, type CreatedSink } from '@tablemere/contracts';
 import { createDatabase, dropDatabase, migrate } from '@tablemere/db';
@@ -294,12 +297,12 @@ async function main(): Promise<void> {
     const target = sink;
     const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
     /** POSTs `body` as a batch to the server at `to` (the API, or the relay). */
-    const postTo = async (to: string, batchId: string, body: Buffer): Promise<number> => {
-      const answer = await postBatch(agent, to, target, batchId, body);
+    const postTo = async (to: string, batchId: string, body: Buffer, encoding?: string): Promise<number> => {
+      const answer = await postBatch(agent, to, target, batchId, body, encoding);
       if (answer.status !== 202) throw new Error(`send: ${answer.status} ${answer.text}`);
       return body.length;
     };
-    const sendOne = (batchId: string, body: Buffer) => postTo(url, batchId, body);
+    const sendOne = (batchId: string, body: Buffer, encoding?: string) => postTo(url, batchId, body, encoding);
     // The same PUT through the AWS SDK's PutObjectCommand, as a producer writing to S3 itself would.
     const sdkPutOne = async (key: string, body: Buffer): Promise<number> => {
       await s3.send(
@@ -362,6 +365,35 @@ async function main(): Promise<void> {
     const largeSdk = describe('large SDK PutObject (c=4)', largeSdkRun!);
     describe('large via bare relay (c=4)', largeRelayRun!);
 
+    // Compressed sends: the same batches as they are, gzip (level 6) and zstd (level 3), in
+    // alternating rounds. A phase's "bytes" are the wire bytes.
+    const encodings = [
+      { name: 'uncompressed', encoding: undefined, of: (b: Buffer) => b },
+      { name: 'gzip', encoding: 'gzip', of: (b: Buffer) => gzipSync(b) },
+      { name: 'zstd', encoding: 'zstd', of: (b: Buffer) => zstdCompressSync(b) },
+    ];
+    const coded = encodings.map((e) => ({ ...e, small: smallBodies.map(e.of), large: largeBodies.map(e.of) }));
+    const smallCoded = await alternate(
+      rounds,
+      coded.map((c) => (round: number) => phase(50, { seconds: slice.seconds / 2 }, (i) => sendOne(`cs-${c.name}-${round}-${i}`, c.small[i % c.small.length]!, c.encoding), apiPid)),
+    );
+    const largeCoded = await alternate(
+      rounds,
+      coded.map((c) => (round: number) => phase(4, share, (i) => sendOne(`cl-${c.name}-${round}-${i}`, c.large[i % c.large.length]!, c.encoding), apiPid)),
+    );
+    const compressedLines: string[] = [];
+    for (const [size, runs] of [['small', smallCoded], ['large', largeCoded]] as const) {
+      const plainCpu = runs[0]!.serverCpuMs / runs[0]!.batches;
+      for (const [i, c] of coded.entries()) {
+        const r = runs[i]!;
+        describe(`${size} ${c.name} via API`, r);
+        const wire = r.bytes / r.batches;
+        const cpu = r.serverCpuMs / r.batches;
+        compressedLines.push(`${size} ${c.name}: ${wire >= MB ? `${(wire / MB).toFixed(2)} MB` : `${(wire / 1000).toFixed(1)} KB`} on the wire, API ${cpu.toFixed(2)} ms per batch (${(cpu / plainCpu).toFixed(2)}x uncompressed)`);
+      }
+    }
+    console.log(`compressed: ${compressedLines.join('; ')}`);
+
     // Peak RSS of the API process under 8 concurrent sends of (just under) 16 MiB.
     const biggest = batchBody(50_000_000, SEND_BODY_LIMIT - 4096);
     const pid = child.pid!;
@@ -400,7 +432,7 @@ async function main(): Promise<void> {
       `API ${smallApiCpu.toFixed(2)} ms + Postgres ${smallPgCpu.toFixed(2)} ms per small batch vs the relay's ${relayCpu.toFixed(2)} ms: ` +
       `API ${(smallApiCpu / relayCpu).toFixed(2)}x (goal <= 1.25x), API + Postgres ${((smallApiCpu + smallPgCpu) / relayCpu).toFixed(2)}x (goal <= 1.6x); ` +
       `the same relay as a Fastify route ${fastifyRelayCpu.toFixed(2)} ms (${(fastifyRelayCpu / relayCpu).toFixed(2)}x); ` +
-      `API ${largeApiCpu.toFixed(1)} ms per ~10 MB batch = ${(largeApiRun!.bytes / largeApiRun!.batches / MB / (largeApiCpu / 1000)).toFixed(0)} MB/s per core (goal <= 40 ms), the relay's ${largeRelayCpu.toFixed(1)} ms`;
+      `API ${largeApiCpu.toFixed(1)} ms per ~10 MB batch = ${(largeApiRun!.bytes / largeApiRun!.batches / MB / (largeApiCpu / 1000)).toFixed(0)} MB/s per core (goal <= 40 ms), the relay's ${largeRelayCpu.toFixed(1)} ms = ${(largeApiCpu / largeRelayCpu).toFixed(2)}x (goal <= 1.25x)`;
     console.log(`CPU: ${cpuLine}`);
     console.log(`API RSS: idle ${(idleRss / MIB).toFixed(0)} MiB, peak under 8 x 16 MiB sends ${(peakRss / MIB).toFixed(0)} MiB (VmHWM ${(hwm / MIB).toFixed(0)} MiB; goal <= 1024 MiB)`);
     const date = new Date().toISOString().slice(0, 16).replace('T', ' ');
@@ -408,7 +440,7 @@ async function main(): Promise<void> {
       `\nSTATE.md: ${date}Z \`npm run bench:intake\` (${os.cpus().length} cores${args.pin ? ', server side and store pinned to a core each' : ''}, load average ${os.loadavg()[0]!.toFixed(1)}, API as a process on the local stack): small 100-row ~${(averageSmall / 1000).toFixed(0)} KB batches c=50 ` +
         `${smallApi.perSecond.toFixed(0)}/s (p50 ${smallApi.p50.toFixed(0)} ms, p99 ${smallApi.p99.toFixed(0)} ms) vs bare signed PUT ${smallBare.perSecond.toFixed(0)}/s = ${smallRatio.toFixed(2)}x, vs SDK PutObject ${smallSdk.perSecond.toFixed(0)}/s = ${smallSdkRatio.toFixed(2)}x, bare relay ${smallRelay.perSecond.toFixed(0)}/s = ${relayRatio.toFixed(2)}x; ` +
         `large ~10 MB c=4 ${largeApi.mbPerSecond.toFixed(0)} MB/s (p50 ${largeApi.p50.toFixed(0)} ms, p99 ${largeApi.p99.toFixed(0)} ms) vs bare signed PUT ${largeBare.mbPerSecond.toFixed(0)} MB/s = ${largeRatio.toFixed(2)}x, vs SDK PutObject ${largeSdk.mbPerSecond.toFixed(0)} MB/s = ${largeSdkRatio.toFixed(2)}x; ` +
-        `peak API RSS under 8 concurrent 16 MiB sends ${(peakRss / MIB).toFixed(0)} MiB; CPU: ${cpuLine}.`,
+        `peak API RSS under 8 concurrent 16 MiB sends ${(peakRss / MIB).toFixed(0)} MiB; CPU: ${cpuLine}; compressed: ${compressedLines.join('; ')}.`,
     );
   } finally {
     if (args.pin) unpinStack();

@@ -4,8 +4,9 @@ import type { AppDeps, InternalAppDeps, RouteDeps } from './deps.ts';
 import { CatalogConnections } from './domain/catalogs.ts';
 import { DEFAULT_BACKLOG_LIMITS } from './domain/intake/backlog.ts';
 import { DEFAULT_IN_FLIGHT_LIMITS } from './domain/intake/in-flight.ts';
-import { registerErrorHandling, sendError } from './errors.ts';
+import { apiError, registerErrorHandling, sendError } from './errors.ts';
 import { clientErrorHandler } from './http/client-errors.ts';
+import { MAX_JSON_NESTING, nestingPastLimit } from './http/json-nesting.ts';
 import { ApiMetrics, metricsRoutes } from './http/metrics.ts';
 import { DEFAULT_SERVER_TIMEOUTS, timeoutOptions, type ServerTimeouts } from './http/server-limits.ts';
 import { refuseUnstorableText } from './http/text-guard.ts';
@@ -96,12 +97,24 @@ function baseApp(logger: FastifyBaseLogger, bodyLimit: number, timeouts: ServerT
   refuseUnstorableText(app);
 
   // JSON only. An empty body parses as "no body", so a DELETE sent with a JSON content type
-  // is not refused, and a POST without one fails validation with a clear message.
+  // is not refused, and a POST without one fails validation with a clear message. Nesting is
+  // bounded before the parse, so nothing after it walks a body deeper than the limit.
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit }, (request, body, done) => {
     if (body === '') {
       done(null, undefined);
+      return;
+    }
+    const offset = nestingPastLimit(body as string, MAX_JSON_NESTING);
+    if (offset !== undefined) {
+      done(
+        apiError('invalid_json', {
+          message: `The body nests objects and arrays deeper than ${MAX_JSON_NESTING} levels (at character ${offset}); send a flatter body.`,
+          details: { offset, max_nesting: MAX_JSON_NESTING },
+        }),
+        undefined,
+      );
       return;
     }
     parseJson(request, body as string, done);

@@ -12,6 +12,7 @@ export const ERROR_CODES = {
   invalid_json: { status: 400, message: 'The body is not valid JSON; send a JSON object.' },
   idempotency_key_missing: { status: 400, message: 'Send the batch id as "Idempotency-Key: <1-128 of A-Z a-z 0-9 . _ : ->"; the same id again is a replay.' },
   idempotency_key_invalid: { status: 400, message: 'The Idempotency-Key must be 1-128 characters of A-Z a-z 0-9 . _ : -; fix it and send again.' },
+  invalid_compressed_body: { status: 400, message: 'The body does not decompress under its Content-Encoding (corrupt or cut short); send it again whole.' },
   not_an_array: { status: 400, message: 'The body is JSON but not an array; send a JSON array of objects, e.g. [{"x": 1}].' },
   empty_batch: { status: 400, message: 'The array is empty: there is no row to store; send at least one object.' },
   unauthorized: { status: 401, message: 'Send a valid API key as "Authorization: Bearer al_key_...".' },
@@ -41,6 +42,7 @@ export const ERROR_CODES = {
   request_timeout: { status: 408, message: 'The request did not arrive in time (headers or body too slow) and the connection was closed; send it again, faster.' },
   body_too_large: { status: 413, message: 'The body is larger than this route accepts; send less.' },
   unsupported_media_type: { status: 415, message: 'Send the body as JSON with "Content-Type: application/json".' },
+  unsupported_encoding: { status: 415, message: 'This Content-Encoding is not supported; send the body with one of gzip, deflate, zstd or identity, or uncompressed.' },
   headers_too_large: { status: 431, message: 'The request headers are larger than the server takes (16 KiB); send fewer or shorter headers.' },
   backlog_full: {
     status: 429,

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import net from 'node:net';
+import { deflateSync, gzipSync, zstdCompressSync } from 'node:zlib';
 import { ErrorBody } from '@tablemere/contracts';
 import { query } from '@tablemere/db';
 import type { FastifyInstance } from 'fastify';
@@ -50,6 +51,44 @@ const BAD_PAYLOADS: Array<string | Buffer> = [
   '['.repeat(10_000), '{"__proto__":{"x":1}}', '123456789012345678901234567890', '\ufeff{}', '[]', '[1,"a",null]', '{}', 'null', '"x"',
   Buffer.from([0xff, 0xfe, 0x7b, 0x7d]), Buffer.from([0x7b, 0x22, 0x6e, 0x22, 0x3a, 0x22, 0xed, 0xa0, 0x80, 0x22, 0x7d]),
   JSON.stringify([{ x: 1, who: '\ud800' }, { x: '\u0000' }]), JSON.stringify([{ ['\ud800']: 1 }]),
+  // Deep nesting, closed and valid: tens of thousands of levels, and just past the limits (64 for control bodies, 512 for a batch).
+  `${'{"a":'.repeat(60_000)}1${'}'.repeat(60_000)}`, `${'['.repeat(100_000)}${']'.repeat(100_000)}`, `[${'{"a":'.repeat(600)}1${'}'.repeat(600)}]`,
+  `${'{"a":['.repeat(40)}1${']}'.repeat(40)}`, `[${'"\\"['.repeat(20_000)}]`,
+];
+
+/** The send route's own bodies: NDJSON, compressed or not, whole or broken. */
+const ndjsonLines = (n: number) => Array.from({ length: n }, (_, i) => JSON.stringify({ x: i, who: 'north' })).join('\n');
+const SEND_BODIES: Array<{ type?: string; encoding?: string; payload: string | Buffer }> = [
+  { type: 'application/x-ndjson', payload: `${ndjsonLines(3)}\n` },
+  { type: 'application/jsonl', payload: `\n\n${ndjsonLines(2)}\r\n\r\n` },
+  { type: 'application/x-ndjson', payload: '{"x":1}\n{"x":\n2}\n' },
+  { type: 'application/x-ndjson', payload: '{"x":1} {"x":2}\n' },
+  { type: 'application/x-ndjson', payload: '\n\n\n' },
+  { type: 'application/x-ndjson', payload: '[{"x":1}]' },
+  { type: 'application/x-ndjson', payload: Buffer.from([0x7b, 0x7d, 0x0a, 0xff, 0x0a]) },
+  { type: 'application/x-ndjson', payload: `{"x":"${'y'.repeat(15 * 1024 * 1024)}"}\n{"x":1}\n${'{"x":2}\n'.repeat(200_000)}` },
+  { type: 'application/x-ndjson', payload: `${'['.repeat(100_000)}${']'.repeat(100_000)}\n` },
+  { type: 'application/jsonl', payload: '{"x":1}\n{"x":"\\ud800"}\n' },
+  { encoding: 'gzip', payload: gzipSync('[{"x":1}]') },
+  { encoding: 'deflate', payload: deflateSync('[{"x":1}]') },
+  { encoding: 'zstd', payload: zstdCompressSync('[{"x":1}]') },
+  { encoding: 'identity', payload: '[{"x":1}]' },
+  { encoding: 'gzip', type: 'application/x-ndjson', payload: gzipSync(`${ndjsonLines(3)}\n`) },
+  { encoding: 'gzip', payload: gzipSync('[{"x":1},{"x":2}]').subarray(0, 20) },
+  { encoding: 'zstd', payload: zstdCompressSync('[{"x":1},{"x":2}]').subarray(0, 12) },
+  { encoding: 'deflate', payload: gzipSync('[{"x":1}]') },
+  { encoding: 'gzip', payload: '[{"x":1}]' },
+  { encoding: 'gzip', payload: gzipSync(gzipSync('[{"x":1}]')) },
+  { encoding: 'gzip, gzip', payload: gzipSync(gzipSync('[{"x":1}]')) },
+  { encoding: 'gzip, zstd', payload: '[{"x":1}]' },
+  { encoding: 'br', payload: '[{"x":1}]' },
+  { encoding: 'compress', payload: '[{"x":1}]' },
+  { encoding: '\u00ff', payload: '[{"x":1}]' },
+  { encoding: 'gzip', payload: gzipSync(Buffer.alloc(20 * 1024 * 1024, 0x20)) },
+  { encoding: 'zstd', payload: zstdCompressSync(Buffer.alloc(20 * 1024 * 1024, 0x20)) },
+  { encoding: 'gzip', payload: gzipSync(`[${'{"a":'.repeat(600)}1${'}'.repeat(600)}]`) },
+  { encoding: 'gzip', payload: Buffer.concat([gzipSync('[{"x":1},'), gzipSync('{"x":2}]')]) },
+  { encoding: 'gzip', payload: Buffer.concat([gzipSync('[{"x":1}]'), Buffer.from('trailing')]) },
 ];
 const CONTENT_TYPES = ['application/json', 'text/plain', 'application/json; charset=latin1', 'application/json; charset=utf-8', 'multipart/form-data; boundary=x', 'application/x-www-form-urlencoded', 'application/xml', 'application/jsonx', ''];
 
@@ -184,9 +223,10 @@ async function fire(app: FastifyInstance, sent: Sent): Promise<void> {
   answers.push({ sent, status: answer.status, code: parsed.success ? parsed.data.error.code : undefined, text: answer.text.slice(0, 300) });
 }
 
-function request(app: FastifyInstance, method: string, url: string, parts: { auth?: string; type?: string; payload?: string | Buffer; query?: string; param?: { param: string; value: string } } = {}): Promise<void> {
+function request(app: FastifyInstance, method: string, url: string, parts: { auth?: string; type?: string; encoding?: string; payload?: string | Buffer; query?: string; param?: { param: string; value: string } } = {}): Promise<void> {
   const auth = parts.auth ?? authFor(app, url)[0]!;
   const headers: Record<string, string> = {};
+  if (parts.encoding !== undefined) headers['content-encoding'] = parts.encoding;
   if (auth !== '') headers.authorization = auth;
   if (url === '/v1/sinks/:sink') headers['idempotency-key'] = `fuzz-${Math.floor(random() * 1e9)}`;
   if (parts.payload !== undefined && parts.type !== '') headers['content-type'] = parts.type ?? 'application/json';
@@ -207,6 +247,8 @@ async function handMade(app: FastifyInstance, method: string, url: string): Prom
   if (!withBody) return;
   for (const type of CONTENT_TYPES) await request(app, method, url, { type, payload: payload ?? '{}' });
   for (const bad of BAD_PAYLOADS) await request(app, method, url, { payload: bad });
+  if (url === '/v1/sinks/:sink') for (const sent of SEND_BODIES) await request(app, method, url, sent);
+  else for (const encoding of ['gzip', 'zstd', 'br']) await request(app, method, url, { encoding, payload: gzipSync(payload ?? '{}') });
   // Over the control routes' 1 MiB, and over the send route's 16 MiB.
   const huge = url === '/v1/sinks/:sink' ? 16 * 1024 * 1024 + 10 : 1024 * 1024 + 10;
   await request(app, method, url, { payload: `[${'1,'.repeat(huge / 2)}1]` });

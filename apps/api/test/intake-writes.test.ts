@@ -61,7 +61,7 @@ describe('the intake ledger writes', () => {
     // x goes at once, alone; the rest queue while its statement runs and go together in the next.
     const pending = [
       writes.claim(claimOf(x)),
-      writes.settle({ sinkId: sink.id, projectId, batchId: a, receivedAt: claimedA!, response: { accepted: 2, rejected: 1, reasons: [], batch_id: a, bytes: 10, received_at: claimedA!, state: 'pending' } }),
+      writes.settle({ sinkId: sink.id, projectId, batchId: a, receivedAt: claimedA!, response: { accepted: 2, rejected: 1, reasons: [], batch_id: a, bytes: 10, received_at: claimedA!, state: 'pending' }, wireBytes: 12 }),
       writes.claim(claimOf(b)),
       // The id just settled in the same statement: already in the ledger, so nothing is inserted.
       writes.claim(claimOf(a)),
@@ -97,7 +97,7 @@ describe('the intake ledger writes', () => {
 
     const [claimedY, settledC, claimedD, claimedE] = await Promise.all([
       writes.claim(claimOf(y)),
-      writes.settle({ sinkId: gone.id, projectId, batchId: c, receivedAt: claimedC!, response: { accepted: 2, rejected: 1, reasons: [], batch_id: c, bytes: 10, received_at: claimedC!, state: 'pending' } }),
+      writes.settle({ sinkId: gone.id, projectId, batchId: c, receivedAt: claimedC!, response: { accepted: 2, rejected: 1, reasons: [], batch_id: c, bytes: 10, received_at: claimedC!, state: 'pending' }, wireBytes: 12 }),
       writes.claim({ ...claimOf(d), sinkId: gone.id }),
       writes.claim(claimOf(e)),
     ]);

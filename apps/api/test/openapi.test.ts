@@ -96,12 +96,16 @@ describe('the OpenAPI documents', () => {
     const send = publicDoc.paths['/v1/sinks/{sink}']!.post!;
     expect(send.security).toEqual([{ sendKey: [] }]);
     expect(send.parameters).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'Idempotency-Key', in: 'header', required: true })]));
-    expect(send.requestBody).toMatchObject({ required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/SendBatch' } } } });
+    expect(send.requestBody).toMatchObject({
+      required: true,
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/SendBatch' } }, 'application/x-ndjson': { schema: { type: 'string' } }, 'application/jsonl': { schema: { type: 'string' } } },
+    });
+    expect(send.parameters).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'Content-Encoding', in: 'header', schema: { type: 'string', enum: ['gzip', 'deflate', 'zstd', 'identity'] } })]));
     expect(Object.keys(send.responses).sort()).toEqual(['200', '202', '400', '401', '403', '408', '409', '413', '415', '429', '431', '500', '503']);
     expect(send.responses['200']!.headers).toHaveProperty('Idempotent-Replayed');
     for (const status of ['429', '503', '409']) expect(send.responses[status]!.headers).toHaveProperty('Retry-After');
     const codes = documentedErrors(publicDoc).filter((e) => e.operation === 'POST /v1/sinks/{sink}').map((e) => e.code);
-    expect(codes).toEqual(expect.arrayContaining(['unauthorized', 'send_only', 'idempotency_key_missing', 'idempotency_key_invalid', 'invalid_json', 'not_an_array', 'empty_batch', 'body_too_large', 'unsupported_media_type', 'batch_id_conflict', 'batch_in_progress', 'quota_exceeded', 'backlog_full', 'intake_busy', 'intake_unavailable']));
+    expect(codes).toEqual(expect.arrayContaining(['unauthorized', 'send_only', 'idempotency_key_missing', 'idempotency_key_invalid', 'invalid_json', 'not_an_array', 'empty_batch', 'body_too_large', 'unsupported_media_type', 'unsupported_encoding', 'invalid_compressed_body', 'batch_id_conflict', 'batch_in_progress', 'quota_exceeded', 'backlog_full', 'intake_busy', 'intake_unavailable']));
     // A send key opens only this route.
     expect(codes).not.toContain('forbidden');
     expect(publicDoc.components.securitySchemes).toMatchObject({ sendKey: { type: 'http', scheme: 'bearer' }, readKey: {}, writeKey: {}, adminKey: {} });

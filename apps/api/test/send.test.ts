@@ -290,8 +290,8 @@ describe('refused requests', () => {
     }
   });
 
-  it('needs Content-Type application/json (415)', async () => {
-    for (const type of ['text/plain', 'application/x-ndjson', 'application/json; charset=latin1', 'application/jsonx']) {
+  it('needs Content-Type application/json, application/x-ndjson or application/jsonl (415)', async () => {
+    for (const type of ['text/plain', 'application/ndjson', 'application/json; charset=latin1', 'application/x-ndjson; charset=latin1', 'application/jsonx']) {
       expect(errorOf(await send(api.app, sink, '[{"x": 1}]', { headers: { 'content-type': type } })), type).toEqual({ status: 415, code: 'unsupported_media_type' });
     }
     const res = await api.app.inject({

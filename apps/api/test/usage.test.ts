@@ -1,3 +1,4 @@
+import { gzipSync } from 'node:zlib';
 import { InternalSinkList, Lease, RollIntent, Sink, Usage } from '@tablemere/contracts';
 import { query, queryOne } from '@tablemere/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,10 +19,11 @@ afterAll(async () => {
 
 /** A usage_ingest row as the intake's upsert leaves it; `monthsAgo` 0 is this month (UTC). */
 async function usageRow(projectId: string, sinkId: string, monthsAgo: number, figures: { bytes: number; batches: number; accepted: number; rejected: number }) {
+  // Sent compressed to a fifth of the rows' bytes.
   await query(
     api.pool,
-    `INSERT INTO usage_ingest (project_id, sink_id, month, bytes, batches, rows_accepted, rows_rejected)
-     VALUES ($1, $2, (date_trunc('month', now() AT TIME ZONE 'UTC') - make_interval(months => $3))::date, $4, $5, $6, $7)`,
+    `INSERT INTO usage_ingest (project_id, sink_id, month, bytes, wire_bytes, batches, rows_accepted, rows_rejected)
+     VALUES ($1, $2, (date_trunc('month', now() AT TIME ZONE 'UTC') - make_interval(months => $3))::date, $4::bigint, $4::bigint / 5, $5, $6, $7)`,
     [projectId, sinkId, monthsAgo, figures.bytes, figures.batches, figures.accepted, figures.rejected],
   );
 }
@@ -30,7 +32,7 @@ describe('GET /v1/usage', () => {
   it("answers this month's ingest per sink for the key's project only, with measured storage", async () => {
     const empty = Usage.parse((await call(api.app, 'GET', '/v1/usage', { key: api.adminKey })).body);
     expect(empty).toMatchObject({
-      ingest_bytes: { month_to_date: 0, batches: 0, rows_accepted: 0, rows_rejected: 0, by_sink: [] },
+      ingest_bytes: { month_to_date: 0, wire_month_to_date: 0, batches: 0, rows_accepted: 0, rows_rejected: 0, by_sink: [] },
       storage: { bytes: 0, by_warehouse: [] },
       enforced: false,
     });
@@ -71,13 +73,14 @@ describe('GET /v1/usage', () => {
     const usage = Usage.parse(res.body);
     expect(usage.ingest_bytes).toEqual({
       month_to_date: 5_001_300,
+      wire_month_to_date: 1_000_260,
       batches: 43,
       rows_accepted: 9_023,
       rows_rejected: 13,
       by_sink: [
-        { sink_id: big, name: 'big', bytes: 5_000_000, batches: 40, rows_accepted: 9_000, rows_rejected: 12 },
-        { sink_id: small, name: 'small', bytes: 1_000, batches: 2, rows_accepted: 20, rows_rejected: 0 },
-        { sink_id: gone, name: 'gone', bytes: 300, batches: 1, rows_accepted: 3, rows_rejected: 1 },
+        { sink_id: big, name: 'big', bytes: 5_000_000, wire_bytes: 1_000_000, batches: 40, rows_accepted: 9_000, rows_rejected: 12 },
+        { sink_id: small, name: 'small', bytes: 1_000, wire_bytes: 200, batches: 2, rows_accepted: 20, rows_rejected: 0 },
+        { sink_id: gone, name: 'gone', bytes: 300, wire_bytes: 60, batches: 1, rows_accepted: 3, rows_rejected: 1 },
       ],
     });
     expect(usage.storage).toMatchObject({ bytes: 2500, by_warehouse: [{ warehouse: 'garden', bytes: 2500, objects: 4 }] });
@@ -95,7 +98,8 @@ describe('GET /v1/usage', () => {
     await createTable(api, ns, 'events');
     const sink = await createSink(api.app, api.adminKey, { name: 'flow', table: `${ns}.events` });
     const first = await send(api.app, sink, '[{"x": 1}, {"x": 2}, {"x": "three"}, "not an object"]', { batchId: 'flow-1' });
-    const second = await send(api.app, sink, '[{"x": 4, "who": "south"}]', { batchId: 'flow-2' });
+    const secondBody = gzipSync('[{"x": 4, "who": "south"}]');
+    const second = await send(api.app, sink, secondBody, { batchId: 'flow-2', headers: { 'content-encoding': 'gzip' } });
     expect([first.status, second.status]).toEqual([202, 202]);
 
     const usageOf = async () => Usage.parse((await call(api.app, 'GET', '/v1/usage', { key: api.adminKey })).body).ingest_bytes.by_sink.find((u) => u.sink_id === sink.id)!;
@@ -103,6 +107,8 @@ describe('GET /v1/usage', () => {
       sink_id: sink.id,
       name: 'flow',
       bytes: first.body.bytes + second.body.bytes,
+      // The second went compressed: its wire bytes are the gzip stream's.
+      wire_bytes: Buffer.byteLength('[{"x": 1}, {"x": 2}, {"x": "three"}, "not an object"]') + secondBody.length,
       batches: 2,
       // Every element stored, the one that is not an object too; nothing is rejected before the roll.
       rows_accepted: 5,

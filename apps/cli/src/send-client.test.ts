@@ -1,10 +1,11 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { zstdDecompressSync } from 'node:zlib';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { freePort } from '../../../tests/support/ports.ts';
 import type { Batch } from './batches.ts';
 import { CliError } from './errors.ts';
-import { BACKLOG_PATIENCE_SECONDS, RETRY_LADDER_SECONDS, type RetryNotice, retryAfterSeconds, sendBatch } from './send-client.ts';
+import { BACKLOG_PATIENCE_SECONDS, COMPRESS_ABOVE_BYTES, RETRY_LADDER_SECONDS, type RetryNotice, retryAfterSeconds, sendBatch } from './send-client.ts';
 
 // A plain HTTP server playing the send route's answers in a scripted order: the retry rules
 // need 429s, 503s and resets on demand, which the real intake gives only under load. The real
@@ -80,6 +81,24 @@ describe('sendBatch', () => {
       'content-type': 'application/json',
       'content-length': String(body.length),
     });
+  });
+
+  it('compresses a body of COMPRESS_ABOVE_BYTES or more with zstd, unless told not to; progress counts the batch\'s own bytes', async () => {
+    const large = Buffer.from(JSON.stringify(Array.from({ length: 2_000 }, (_, i) => ({ x: i, who: 'north' }))));
+    expect(large.length).toBeGreaterThan(COMPRESS_ABOVE_BYTES);
+    const big: Batch = { ...batch, body: large };
+    script = [json(202, result('abc-1')), json(202, result('abc-1')), json(202, result('abc-1'))];
+    const progress: number[] = [];
+    await sendBatch({ ingestUrl: url, sendKey: key }, big, { onBytes: (_b, sent) => void progress.push(sent) });
+    await sendBatch({ ingestUrl: url, sendKey: key, compress: false }, big);
+    await sendBatch({ ingestUrl: url, sendKey: key }, batch);
+    expect(seen[0]!.headers['content-encoding']).toBe('zstd');
+    expect(seen[0]!.body.length).toBeLessThan(large.length / 5);
+    expect(zstdDecompressSync(seen[0]!.body).equals(large)).toBe(true);
+    expect(progress.at(-1)).toBe(large.length);
+    expect(seen[1]!.headers['content-encoding']).toBeUndefined();
+    expect(seen[1]!.body.equals(large)).toBe(true);
+    expect(seen[2]!.headers['content-encoding']).toBeUndefined();
   });
 
   it('tells a replay (200) from a first send (202)', async () => {

@@ -170,8 +170,8 @@ describe('tablemere sink send', () => {
     expect(sink.lag.batches_waiting).toBe(3);
   });
 
-  it('sends the same file again without storing anything twice', async () => {
-    const result = ok(await producer(['sink', 'send', bigFile, '--send-key-file', keyFile, '--json']));
+  it('sends the same file again without storing anything twice, uncompressed this time (--no-compress): the same batches', async () => {
+    const result = ok(await producer(['sink', 'send', bigFile, '--send-key-file', keyFile, '--json', '--no-compress']));
     const answer = JSON.parse(result.stdout) as { batches: { batch_id: string; replay: boolean; accepted: number }[]; accepted: number };
     expect(answer.batches.map((b) => [b.batch_id, b.replay])).toEqual(bigBatchIds.map((id) => [id, true]));
     expect(answer.accepted).toBe(big.rows);

@@ -253,6 +253,8 @@ export type DeletedSink = z.infer<typeof DeletedSink>;
 /** An element that is not an object, by its position in the array: stored, and rejected by the roll. */
 export const SendReason = z.object({
   index: Count,
+  /** An NDJSON body's line (1-based) of that element. */
+  line: Count.optional(),
   reason: z.literal('not_an_object'),
 });
 

@@ -7,7 +7,10 @@ const Count = z.number().int().nonnegative();
 export const SinkIngestUsage = z.object({
   sink_id: z.string(),
   name: z.string().nullable(),
+  /** The stored rows' bytes (decompressed): what the month's intake is measured by. */
   bytes: Count,
+  /** The bodies' bytes as they came over the wire: fewer than `bytes` when sent compressed. */
+  wire_bytes: Count,
   batches: Count,
   rows_accepted: Count,
   rows_rejected: Count,
@@ -35,6 +38,8 @@ export const Usage = z.object({
   month: z.string().regex(/^\d{4}-\d{2}$/),
   ingest_bytes: z.object({
     month_to_date: Count,
+    /** The same batches' bytes as sent over the wire (compressed or not). */
+    wire_month_to_date: Count,
     batches: Count,
     rows_accepted: Count,
     rows_rejected: Count,

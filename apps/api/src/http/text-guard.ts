@@ -4,28 +4,46 @@ import { apiError } from '../errors.ts';
 
 type Path = (string | number)[];
 
+/** A value still to look at, with the way back to the root: the path is spelled out only when found. */
+interface Pending {
+  value: unknown;
+  key: string | number;
+  parent: Pending | undefined;
+}
+
+function pathOf(at: Pending | undefined, root: Path): Path {
+  const steps: Path = [];
+  for (let step = at; step; step = step.parent) steps.push(step.key);
+  return [...root, ...steps.reverse()];
+}
+
 /**
  * Where in a parsed JSON value (or query, or path parameters) a string or key holds text
  * Postgres cannot store, or undefined. Bytes are not walked: the send route's body is bytes,
- * stored as sent.
+ * stored as sent. A loop over an explicit stack, no recursion and no path copied per level:
+ * however deep a value is, the walk costs its size.
  */
-export function unstorableTextAt(value: unknown, path: Path = []): Path | undefined {
-  if (typeof value === 'string') return isStorableText(value) ? undefined : path;
-  if (typeof value !== 'object' || value === null) return undefined;
-  if (Array.isArray(value)) {
-    for (const [index, item] of value.entries()) {
-      const found = unstorableTextAt(item, [...path, index]);
-      if (found) return found;
+export function unstorableTextAt(value: unknown, root: Path = []): Path | undefined {
+  const stack: Array<Pending | undefined> = [];
+  let item: unknown = value;
+  let at: Pending | undefined;
+  for (;;) {
+    if (typeof item === 'string') {
+      if (!isStorableText(item)) return pathOf(at, root);
+    } else if (typeof item === 'object' && item !== null && !ArrayBuffer.isView(item)) {
+      const entries = Array.isArray(item) ? item.entries() : Object.entries(item);
+      const children: Pending[] = [];
+      for (const [key, child] of entries) {
+        if (typeof key === 'string' && !isStorableText(key)) return pathOf({ value: child, key, parent: at }, root);
+        children.push({ value: child, key, parent: at });
+      }
+      // Reversed, so the first member is looked at first and the first bad one is the one named.
+      for (let i = children.length - 1; i >= 0; i--) stack.push(children[i]);
     }
-    return undefined;
+    if (stack.length === 0) return undefined;
+    at = stack.pop()!;
+    item = at.value;
   }
-  if (ArrayBuffer.isView(value)) return undefined;
-  for (const [key, item] of Object.entries(value)) {
-    if (!isStorableText(key)) return [...path, key];
-    const found = unstorableTextAt(item, [...path, key]);
-    if (found) return found;
-  }
-  return undefined;
 }
 
 /**

@@ -193,7 +193,16 @@ function operation(route: RouteEntry, doc: RouteDoc, schemas: Schemas): Operatio
     security: auth === 'none' ? [] : [{ [SECURITY_SCHEMES[auth].name]: [] }],
     ...(params.length > 0 ? { parameters: params } : {}),
     ...(doc.body
-      ? { requestBody: { required: true, ...(doc.body.description ? { description: doc.body.description } : {}), content: { 'application/json': { schema: schemas.ref(doc.body.schema, 'input'), ...(bodyExamples ? { examples: bodyExamples } : {}) } } } }
+      ? {
+          requestBody: {
+            required: true,
+            ...(doc.body.description ? { description: doc.body.description } : {}),
+            content: {
+              'application/json': { schema: schemas.ref(doc.body.schema, 'input'), ...(bodyExamples ? { examples: bodyExamples } : {}) },
+              ...Object.fromEntries(Object.entries(doc.body.textTypes ?? {}).map(([type, text]) => [type, { schema: { type: 'string', description: text.description }, example: text.example }])),
+            },
+          },
+        }
       : {}),
     responses,
     'x-auth': auth,

@@ -42,7 +42,13 @@ export interface RouteDoc {
   paramDescriptions?: Record<string, string>;
   query?: z.ZodType;
   headers?: Record<string, HeaderDoc>;
-  body?: { schema: z.ZodType; description?: string; examples?: AnswerDoc['examples'] };
+  body?: {
+    schema: z.ZodType;
+    description?: string;
+    examples?: AnswerDoc['examples'];
+    /** Other media types the body may come as, beside JSON (the send route's NDJSON): each a text with an example. */
+    textTypes?: Record<string, { description: string; example: string }>;
+  };
   answers: Record<number, AnswerDoc>;
   errors: readonly ErrorCode[];
 }

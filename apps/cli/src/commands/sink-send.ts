@@ -8,13 +8,15 @@ import { count, plural, size } from '../human.ts';
 import { scanRows } from '../json-input.ts';
 import { readKeyFile } from '../key-file.ts';
 import { counted, progressBar } from '../progress.ts';
-import { type SendOutcome, type SendTarget, sendBatch, sinkIdOfTarget } from '../send-client.ts';
+import { COMPRESS_ABOVE_BYTES, type SendOutcome, type SendTarget, sendBatch, sinkIdOfTarget } from '../send-client.ts';
 
 interface Options {
   sendKeyFile?: string;
   sendKey?: string;
   batchId?: string;
   json?: boolean;
+  /** false with --no-compress. */
+  compress?: boolean;
 }
 
 /** Refused rows listed on stderr at most; the totals count them all. */
@@ -30,6 +32,7 @@ export function addSinkSend(sink: Command, context: CommandContext): void {
     .option('--send-key-file <file>', "the key file 'sink create --save' wrote (it holds the ingest URL too)")
     .option('--send-key <key>', 'the send key itself (prefer the file or $TABLEMERE_SEND_KEY: flags show in process lists)')
     .option('--batch-id <id>', 'the batch id (Idempotency-Key) of a send that is one batch; more batches are <id>, <id>-2, <id>-3, ...')
+    .option('--no-compress', `send every batch uncompressed (by default a batch of ${COMPRESS_ABOVE_BYTES / 1024} KiB or more goes compressed with zstd)`)
     .option('--json', 'print the results as JSON')
     .addHelpText(
       'after',
@@ -40,7 +43,9 @@ start of the batch's SHA-256 and its part number), so running the same send agai
 failure stores nothing twice: batches already stored are answered from the intake's ledger.
 429, 5xx and connection failures are retried, after the answer's Retry-After when it gives one,
 else after 1, 2, 4, 8, 15 and 30 s; then the send stops (exit 3). A progress bar is drawn when
-stderr is a terminal and a file spans several batches.
+stderr is a terminal and a file spans several batches. Batches of 8 KiB or more go compressed
+(zstd; the intake's limit of 16 MiB is on the rows, not on the compressed bytes): --no-compress
+sends them as they are.
 
 By default a batch is named by its content; --batch-id ID names the first batch ID exactly and
 the others ID-2, ID-3, ... in input order (each is printed as it is stored).
@@ -59,7 +64,7 @@ Examples:
       const [ref, input] = second === undefined ? [undefined, first] : [first, second];
       if (input === undefined) throw usageError("give the input: a JSON array or NDJSON file, or - for standard input");
       const given = options.batchId === undefined ? undefined : checkBatchId(options.batchId);
-      const target = await sendTarget(ref, options, command, context);
+      const target = { ...(await sendTarget(ref, options, command, context)), compress: options.compress };
       const source = openInput(input, context);
 
       // A file is read twice: once to check every row and size the batches, so a bad row

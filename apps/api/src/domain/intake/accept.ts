@@ -3,7 +3,7 @@ import { query, type Pool } from '@tablemere/db';
 import { BATCH_CONTENT_TYPE, BATCH_METADATA, batchKey, isStoreError, md5Hex, type ObjectStore } from '@tablemere/store';
 import type { FastifyBaseLogger } from 'fastify';
 import { ApiError, apiError, RETRY_AFTER_SECONDS } from '../../errors.ts';
-import { scanBatch } from './scan.ts';
+import { scanBatch, scanNdjson } from './scan.ts';
 import type { Claims } from './claim.ts';
 import type { LedgerWrites } from './writes.ts';
 import { ledgerEntry, storedAnswer } from './ledger.ts';
@@ -35,10 +35,16 @@ export interface IntakeDeps {
   log: FastifyBaseLogger;
 }
 
-/** A send body as read: its bytes and their SHA-256 (hashed while it arrived). */
+/** How a send body lists its rows: a JSON array, or NDJSON (one value per line). */
+export type BodyFormat = 'array' | 'ndjson';
+
+/** A send body as read: its bytes (decompressed) and their SHA-256 (hashed while it arrived). */
 export interface SendBody {
   bytes: Buffer;
   sha256: Buffer;
+  format: BodyFormat;
+  /** The bytes that came over the connection (fewer than `bytes` when compressed). */
+  wireBytes: number;
 }
 
 export interface IntakeAnswer {
@@ -124,17 +130,18 @@ async function store(deps: IntakeDeps, sink: SendingSink, batchId: string, ndjso
  */
 export async function acceptBatch(deps: IntakeDeps, sink: SendingSink, batchId: string, body: SendBody): Promise<IntakeAnswer> {
   const digest = body.sha256;
-  const scanned = scanBatch(body.bytes, SEND_REASONS_LIMIT);
+  const scanned = (body.format === 'ndjson' ? scanNdjson : scanBatch)(body.bytes, SEND_REASONS_LIMIT);
   if (!scanned.ok) {
-    const { kind, offset, detail } = scanned.error;
-    throw kind === 'not_an_array'
-      ? apiError('not_an_array')
-      : apiError('invalid_json', { message: `The body is not valid JSON (${detail} at byte ${offset}); send a JSON array of objects.`, details: { offset } });
+    const { kind, offset, line, detail } = scanned.error;
+    if (kind === 'not_an_array') throw apiError('not_an_array');
+    throw line === undefined
+      ? apiError('invalid_json', { message: `The body is not valid JSON (${detail} at byte ${offset}); send a JSON array of objects.`, details: { offset } })
+      : apiError('invalid_json', { message: `Line ${line} is not valid JSON (${detail} at byte ${offset}); send one JSON object per line.`, details: { line, offset } });
   }
-  const { ndjson, objects, nonObjects, nonObjectIndexes } = scanned.batch;
+  const { ndjson, objects, nonObjects, nonObjectIndexes, nonObjectLines } = scanned.batch;
   // Every element is stored; the roll writes the ones that are not objects to the rejects
   // file (not_an_object). The answer names them now so the producer need not wait for it.
-  const reasons = nonObjectIndexes.map((index) => ({ index, reason: 'not_an_object' as const }));
+  const reasons = nonObjectIndexes.map((index, i) => ({ index, ...(nonObjectLines ? { line: nonObjectLines[i]! } : {}), reason: 'not_an_object' as const }));
   if (objects + nonObjects === 0) throw apiError('empty_batch');
 
   const claimed = await throughDatabase(() =>
@@ -166,7 +173,7 @@ export async function acceptBatch(deps: IntakeDeps, sink: SendingSink, batchId: 
   }
 
   const response: SendResult = { accepted: objects, rejected: nonObjects, reasons, batch_id: batchId, bytes: ndjson.length, received_at: receivedAt, state: 'pending' };
-  const settlement = { sinkId: sink.id, projectId: sink.projectId, batchId, receivedAt, response };
+  const settlement = { sinkId: sink.id, projectId: sink.projectId, batchId, receivedAt, response, wireBytes: body.wireBytes };
   if (await throughDatabase(() => deps.settler.settle(settlement))) return { status: 202, body: response };
   // Nothing settled: the sink was deleted meanwhile, or a replay took the claim over and finished.
   const now = await throughDatabase(() => ledgerEntry(deps.pool, sink.id, batchId));

@@ -35,4 +35,14 @@ describe('sends in flight', () => {
     leave();
     expect(flight.bytes).toBe(0);
   });
+
+  it('lets a send grow past the caps when only its own bytes are in flight, and not when another\'s are', () => {
+    const flight = new InFlight({ processBytes: 64 * MIB, sinkBytes: MIB });
+    flight.enter('a', 64 * 1024);
+    flight.enter('a', 4 * MIB, 64 * 1024);
+    expect(flight.bytes).toBe(4 * MIB + 64 * 1024);
+    flight.enter('b', 64 * 1024);
+    flight.enter('b', 64 * 1024);
+    expect(() => flight.enter('b', 4 * MIB, 64 * 1024)).toThrowError(expect.objectContaining({ code: 'intake_busy', details: expect.objectContaining({ limit: 'sink' }) }));
+  });
 });

@@ -40,10 +40,14 @@ export class InFlight {
 
   constructor(readonly limits: InFlightLimits) {}
 
-  /** Takes `weight` bytes for a send to `sinkId`, or throws 503 intake_busy; call the returned function once when the send is done. */
-  enter(sinkId: string, weight: number): () => void {
+  /**
+   * Takes `weight` bytes for a send to `sinkId`, or throws 503 intake_busy; call the returned
+   * function once when the send is done. `own`: bytes the same send holds already (a
+   * compressed body growing as it decodes), which do not count as something else in flight.
+   */
+  enter(sinkId: string, weight: number, own = 0): () => void {
     const sink = this.bySink.get(sinkId) ?? 0;
-    const over = (used: number, cap: number) => used > 0 && used + weight > cap;
+    const over = (used: number, cap: number) => used > own && used + weight > cap;
     const scope = over(this.total, this.limits.processBytes) ? 'process' : over(sink, this.limits.sinkBytes) ? 'sink' : undefined;
     if (scope) {
       throw apiError('intake_busy', {

@@ -1,6 +1,6 @@
 import { randomInt } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { MAX_NESTING, scanBatch, type ScanOutcome } from './scan.ts';
+import { MAX_NESTING, scanBatch, scanNdjson, type ScanOutcome } from './scan.ts';
 
 const scan = (text: string | Buffer, limit = 1000): ScanOutcome => scanBatch(Buffer.isBuffer(text) ? Buffer.from(text) : Buffer.from(text, 'utf8'), limit);
 
@@ -153,5 +153,31 @@ describe('scanBatch', () => {
       const got = outcome.batch.ndjson.length === 0 ? [] : outcome.batch.ndjson.toString().split('\n').map((line) => JSON.parse(line) as unknown);
       expect(got, text).toEqual(parsed);
     }
+  });
+});
+
+describe('scanNdjson', () => {
+  const ndjson = (text: string) => scanNdjson(Buffer.from(text, 'utf8'), 1000);
+
+  it('stores the same bytes as an array of the same elements: blank lines, blanks around values, CRLF and a final line break dropped', () => {
+    const elements = ['{ "a" :\t"\\u00e9\\n" ,"b":[ 1.50e+3 , -0 ]}', '{"é": "日本", "big": 123456789012345678901234567890}', '7', '{}'];
+    const outcome = ndjson(`\n  ${elements[0]}  \r\n\n${elements[1]}\n\t${elements[2]}\r\n${elements[3]}\n\n`);
+    expect(outcome.ok && outcome.batch.ndjson.toString()).toBe(elements.join('\n'));
+    expect(outcome.ok && outcome.batch.ndjson.toString()).toBe(lines(`[${elements.join(',')}]`).join('\n'));
+    expect(outcome).toMatchObject({ ok: true, batch: { objects: 3, nonObjects: 1, nonObjectIndexes: [2], nonObjectLines: [5] } });
+  });
+
+  it('takes a body without a final line break, and counts a body of blank lines as no element', () => {
+    expect(ndjson('{"x":1}\n{"x":2}')).toMatchObject({ ok: true, batch: { objects: 2 } });
+    expect(ndjson(' \n\r\n')).toMatchObject({ ok: true, batch: { objects: 0, nonObjects: 0 } });
+  });
+
+  it('names the line of a bad value: a syntax error, two values on a line, a value across lines, deep nesting', () => {
+    expect(ndjson('{"x":1}\n\n{"x":}\n')).toMatchObject({ ok: false, error: { kind: 'invalid_json', line: 3, offset: 14 } });
+    expect(ndjson('{"x":1}\n{"x":2} {"x":3}\n')).toMatchObject({ ok: false, error: { line: 2, detail: expect.stringMatching(/after the value/) } });
+    expect(ndjson('{"x":1}\n{"x":\n2}\n')).toMatchObject({ ok: false, error: { line: 2, offset: 13, detail: expect.stringMatching(/end of its line/) } });
+    expect(ndjson('{"x":1}\n{"x":1\n{"x":2}\n')).toMatchObject({ ok: false, error: { line: 2, detail: expect.stringMatching(/end of its line/) } });
+    expect(ndjson(`{}\n${'['.repeat(MAX_NESTING + 1)}${']'.repeat(MAX_NESTING + 1)}`)).toMatchObject({ ok: false, error: { line: 2, detail: expect.stringMatching(/nesting/) } });
+    expect(scanNdjson(Buffer.from([0x7b, 0x7d, 0x0a, 0xff]), 10)).toMatchObject({ ok: false, error: { kind: 'invalid_json', detail: 'the body is not UTF-8' } });
   });
 });

@@ -23,6 +23,8 @@ export interface ScanError {
   kind: ScanErrorKind;
   /** Byte offset where the body stopped making sense (invalid_json). */
   offset: number;
+  /** An NDJSON body's line (1-based) holding that offset. */
+  line?: number;
   detail: string;
 }
 
@@ -35,6 +37,8 @@ export interface ScannedBatch {
   nonObjects: number;
   /** Array positions of elements that are not objects, in order, at most `reasonsLimit` of them. */
   nonObjectIndexes: number[];
+  /** An NDJSON body's lines (1-based) of those elements, in the same order. */
+  nonObjectLines?: number[];
 }
 
 export type ScanOutcome = { ok: true; batch: ScannedBatch } | { ok: false; error: ScanError };
@@ -230,6 +234,13 @@ function flattenLineBreaks(b: Buffer, from: number, to: number): void {
   }
 }
 
+/** Moves the element at [start, end) to `write` (<= start) on one line; answers the offset after it. */
+function moveElement(b: Buffer, write: number, start: number, end: number): number {
+  if (write !== start) b.copyWithin(write, start, end);
+  if (lineBreakSeen) flattenLineBreaks(b, write, write + (end - start));
+  return write + (end - start);
+}
+
 /**
  * Checks `body` and compacts its elements in place (the buffer's content is changed: hash it
  * first). `reasonsLimit` caps how many positions of non-objects are listed.
@@ -264,9 +275,7 @@ export function scanBatch(body: Buffer, reasonsLimit: number): ScanOutcome {
         // write <= start always: each element moves left, over bytes already scanned.
         if (index > 0) body[write++] = NEWLINE;
         else first = write = start;
-        if (write !== start) body.copyWithin(write, start, end);
-        if (lineBreakSeen) flattenLineBreaks(body, write, write + (end - start));
-        write += end - start;
+        write = moveElement(body, write, start, end);
         if (isObject) {
           objects++;
         } else {
@@ -291,5 +300,76 @@ export function scanBatch(body: Buffer, reasonsLimit: number): ScanOutcome {
   } catch (error) {
     if (error instanceof SyntaxFault) return { ok: false, error: { kind: 'invalid_json', offset: error.offset, detail: error.detail } };
     throw error;
+  }
+}
+
+/** Spaces, tabs and CRs, not LF: the blanks around a value on its line (CRLF line ends included). */
+function skipBlanks(b: Buffer, p: number): number {
+  while (b[p] === SPACE || b[p] === 0x09 || b[p] === CARRIAGE_RETURN) p++;
+  return p;
+}
+
+/** How many LFs `b` holds in [from, to). */
+function lineBreaks(b: Buffer, from: number, to: number): number {
+  let count = 0;
+  for (let at = b.indexOf(NEWLINE, from); at !== -1 && at < to; at = b.indexOf(NEWLINE, at + 1)) count++;
+  return count;
+}
+
+/**
+ * The NDJSON (JSON Lines) counterpart of scanBatch: one JSON value per line, blank lines and a
+ * final line break allowed. Each value is kept as sent, without the blanks around it, and the
+ * values are packed one per line exactly as an array's elements are, so the same elements
+ * make the same object whichever way they came. A fault names its line.
+ */
+export function scanNdjson(body: Buffer, reasonsLimit: number): ScanOutcome {
+  if (!isUtf8(body)) return { ok: false, error: { kind: 'invalid_json', offset: 0, line: 1, detail: 'the body is not UTF-8' } };
+  const stack = new Uint8Array(MAX_NESTING);
+  let line = 1;
+  let lineStart = 0;
+  let write = 0;
+  let objects = 0;
+  let nonObjects = 0;
+  const nonObjectIndexes: number[] = [];
+  const nonObjectLines: number[] = [];
+  // Where the value being scanned starts: a fault past its line's end is that line's.
+  let valueStart = -1;
+  try {
+    for (let p = skipBlanks(body, 0); p < body.length; p = skipBlanks(body, p)) {
+      if (body[p] === NEWLINE) {
+        lineStart = ++p;
+        line++;
+        continue;
+      }
+      lineBreakSeen = false;
+      valueStart = p;
+      const end = scanValue(body, p, stack);
+      const broken = lineBreakSeen ? body.indexOf(NEWLINE, p) : -1;
+      if (broken !== -1 && broken < end) throw new SyntaxFault(end, 'past its line'); // named by the catch below
+      valueStart = -1;
+      const index = objects + nonObjects;
+      if (index > 0) body[write++] = NEWLINE;
+      const isObject = body[p] === OPEN_BRACE;
+      write = moveElement(body, write, p, end);
+      if (isObject) {
+        objects++;
+      } else {
+        nonObjects++;
+        if (nonObjectIndexes.length < reasonsLimit) {
+          nonObjectIndexes.push(index);
+          nonObjectLines.push(line);
+        }
+      }
+      p = skipBlanks(body, end);
+      if (p < body.length && body[p] !== NEWLINE) throw new SyntaxFault(p, `${describe(body, p)} after the value (one value per line)`);
+    }
+    return { ok: true, batch: { ndjson: body.subarray(0, write), objects, nonObjects, nonObjectIndexes, nonObjectLines } };
+  } catch (error) {
+    if (!(error instanceof SyntaxFault)) throw error;
+    const broken = valueStart === -1 ? -1 : body.indexOf(NEWLINE, valueStart);
+    if (broken !== -1 && broken < error.offset) {
+      return { ok: false, error: { kind: 'invalid_json', offset: broken, line, detail: 'the value is not complete at the end of its line (one value per line)' } };
+    }
+    return { ok: false, error: { kind: 'invalid_json', offset: error.offset, line: line + lineBreaks(body, lineStart, error.offset), detail: error.detail } };
   }
 }

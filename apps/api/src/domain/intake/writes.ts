@@ -24,6 +24,8 @@ export interface Settlement {
   /** The received time the object carries (RFC 3339, microseconds). */
   receivedAt: string;
   response: SendResult;
+  /** The body's bytes as they came over the wire, for the usage counters. */
+  wireBytes: number;
 }
 
 type LedgerWrite = { claim: ClaimRequest; settle?: never } | { settle: Settlement; claim?: never };
@@ -81,8 +83,8 @@ const WRITE_SQL = `
     ON CONFLICT (sink_id, batch_id) DO NOTHING
     RETURNING sink_id, batch_id, ${receivedText()} AS received_text),
   v AS (
-    SELECT * FROM unnest($7::text[], $8::uuid[], $9::text[], $10::timestamptz[], $11::jsonb[])
-      AS v (sink_id, project_id, batch_id, received_at, response)),
+    SELECT * FROM unnest($7::text[], $8::uuid[], $9::text[], $10::timestamptz[], $11::jsonb[], $12::bigint[])
+      AS v (sink_id, project_id, batch_id, received_at, response, wire_bytes)),
   live AS (
     SELECT id FROM sinks WHERE id IN (SELECT sink_id FROM v) AND deleted_at IS NULL ORDER BY id FOR SHARE),
   settled AS (
@@ -90,7 +92,7 @@ const WRITE_SQL = `
       FROM v
      WHERE b.sink_id = v.sink_id AND b.batch_id = v.batch_id AND b.state = 'storing'
        AND v.sink_id IN (SELECT id FROM live)
-     RETURNING b.sink_id, b.batch_id, v.project_id, b.bytes, b.rows, b.rejected, b.received_at),
+     RETURNING b.sink_id, b.batch_id, v.project_id, b.bytes, v.wire_bytes, b.rows, b.rejected, b.received_at),
   counted AS (${countIngestSql('settled')}
     RETURNING 1)
   SELECT true AS claimed, sink_id, batch_id, received_text FROM claimed
@@ -125,6 +127,7 @@ async function writeGroup(pool: Pool, writes: LedgerWrite[]): Promise<Array<stri
     settlements.map((s) => s.batchId),
     settlements.map((s) => s.receivedAt),
     settlements.map((s) => JSON.stringify(s.response)),
+    settlements.map((s) => s.wireBytes),
   ]);
   const inserted = new Map<string, string>();
   const settled = new Set<string>();

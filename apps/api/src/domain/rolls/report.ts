@@ -66,7 +66,8 @@ async function settleLedger(client: PoolClient, sinkId: string, projectId: strin
        FROM v JOIN moving m USING (batch_id)
        WHERE b.sink_id = $1 AND b.batch_id = v.batch_id
        RETURNING $5::uuid AS project_id, b.sink_id, m.was, v.rejected_rows, b.bytes, b.rows, b.rejected, b.received_at),
-     never_settled AS (SELECT * FROM moved WHERE was = 'storing'),
+     -- Counted by its roll, a batch whose answer was lost has no wire figure: its stored bytes stand in.
+     never_settled AS (SELECT *, bytes AS wire_bytes FROM moved WHERE was = 'storing'),
      counted AS (${countIngestSql('never_settled')}
        RETURNING 1)
      SELECT rejected_rows FROM moved`,

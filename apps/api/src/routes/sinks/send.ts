@@ -5,8 +5,9 @@ import { queryOne } from '@tablemere/db';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { BACKLOG_RETRY_AFTER } from '../../domain/intake/drain.ts';
 import { BUSY_RETRY_AFTER_SECONDS, inFlightWeight } from '../../domain/intake/in-flight.ts';
-import { acceptBatch, throughDatabase, type IntakeAnswer, type SendBody } from '../../domain/intake/accept.ts';
+import { acceptBatch, throughDatabase, type BodyFormat, type IntakeAnswer, type SendBody } from '../../domain/intake/accept.ts';
 import type { BodyPool } from '../../http/body-pool.ts';
+import { aborted, CONTENT_CODINGS, contentCoding, readDecoded } from '../../http/content-encoding.ts';
 import { senderOf, sendKeyScope } from '../../http/auth.ts';
 import { apiError, RETRY_AFTER_SECONDS } from '../../errors.ts';
 import type { RouteDoc } from '../../openapi/route-doc.ts';
@@ -31,29 +32,51 @@ function idempotencyKey(request: FastifyRequest): string {
   return value;
 }
 
-/** JSON in UTF-8 only: `application/json`, with `charset=utf-8` or no charset. */
-function requireJson(request: FastifyRequest): void {
+/** The body formats taken, by media type: a JSON array, or NDJSON (JSON Lines) under either of its names. */
+const MEDIA_TYPES: Record<string, BodyFormat> = { 'application/json': 'array', 'application/x-ndjson': 'ndjson', 'application/jsonl': 'ndjson' };
+
+/** The body's format from its Content-Type, in UTF-8 only (`charset=utf-8` or no charset); else 415. */
+function bodyFormat(request: FastifyRequest): BodyFormat {
   const [essence = '', ...parameters] = (request.headers['content-type'] ?? '').split(';').map((part) => part.trim().toLowerCase());
   const charset = parameters.find((p) => p.startsWith('charset='))?.slice('charset='.length).replace(/"/g, '');
-  if (essence !== 'application/json' || (charset !== undefined && charset !== 'utf-8')) {
-    throw apiError('unsupported_media_type', { message: 'Send the batch as "Content-Type: application/json" (UTF-8): a JSON array of objects.' });
+  const format = Object.hasOwn(MEDIA_TYPES, essence) ? MEDIA_TYPES[essence] : undefined;
+  if (format === undefined || (charset !== undefined && charset !== 'utf-8')) {
+    throw apiError('unsupported_media_type', {
+      message: 'Send the batch as "Content-Type: application/json" (UTF-8): a JSON array of objects; or as "application/x-ndjson" (or "application/jsonl"): one JSON object per line.',
+    });
   }
+  return format;
 }
+
+/**
+ * What an NDJSON body's hash starts with, so that an NDJSON body and an array body are never
+ * the same batch, even when their bytes are: `[{"x":1}]` is one object as an array and one
+ * row that is not an object as NDJSON.
+ */
+const NDJSON_DIGEST_TAG = 'application/x-ndjson\n';
 
 /**
  * Reads the body into one buffer and never past SEND_BODY_LIMIT: a declared Content-Length
  * over it is refused before a byte is read, and a body without one is cut off as it passes
  * the limit. With a Content-Length the buffer is taken once at its size (from `pool` when
  * large; the route gives it back when the send is done). The SHA-256 is
- * computed chunk by chunk as the body arrives, not in a second pass.
+ * computed chunk by chunk as the body arrives, not in a second pass. A compressed body is
+ * decompressed as it arrives, the limit and the hash on its decoded bytes (content-encoding.ts).
  */
 function readBody(request: FastifyRequest, payload: IncomingMessage, pool: BodyPool): Promise<SendBody> {
+  const format = bodyFormat(request);
+  const coding = contentCoding(request.headers['content-encoding']);
   const header = request.headers['content-length'];
   const declared = header === undefined ? undefined : Number(header);
   if (declared !== undefined && declared > SEND_BODY_LIMIT) return Promise.reject(tooLarge());
+  const hash = createHash('sha256');
+  if (format === 'ndjson') hash.update(NDJSON_DIGEST_TAG);
+  if (coding !== undefined) {
+    const reserve = reservations.get(request) ?? (() => undefined);
+    return readDecoded(payload, coding, { limit: SEND_BODY_LIMIT, tooLarge, hash, pool, reserved: inFlightWeight(header), reserve }).then(({ bytes, wireBytes }) => ({ bytes, sha256: hash.digest(), format, wireBytes }));
+  }
   const whole = declared !== undefined && Number.isSafeInteger(declared) && declared >= 0 ? pool.take(declared) : undefined;
   const chunks: Buffer[] = [];
-  const hash = createHash('sha256');
   let received = 0;
   let ended = false;
   // Set once the body is answered either way: the buffer is given back once, and never once the route has it.
@@ -85,14 +108,17 @@ function readBody(request: FastifyRequest, payload: IncomingMessage, pool: BodyP
       if (whole && received !== whole.length) return stop(apiError('invalid_request', { message: 'The body is shorter than its Content-Length.' }));
       if (settled) return;
       settled = true;
-      resolve({ bytes: whole ?? Buffer.concat(chunks, received), sha256: hash.digest() });
+      resolve({ bytes: whole ?? Buffer.concat(chunks, received), sha256: hash.digest(), format, wireBytes: received });
     });
     payload.once('error', stop);
     payload.once('close', () => {
-      if (!ended) stop(apiError('client_aborted', { message: 'The connection closed before the body\'s end; nothing was stored: send it again.' }));
+      if (!ended) stop(aborted());
     });
   });
 }
+
+/** A compressed send's way to count more bytes in flight as its body decodes (set by the route's onRequest hook). */
+const reservations = new WeakMap<FastifyRequest, (bytes: number) => void>();
 
 const EXAMPLE_RESULT = { accepted: 2, rejected: 0, reasons: [], batch_id: '2026-09-21T12:00:00Z-0001', bytes: 33, received_at: '2026-09-21T12:00:00.123456Z', state: 'pending' };
 
@@ -102,10 +128,11 @@ const SEND_DOC: RouteDoc = {
   tag: 'send',
   summary: "Send a batch of rows to a sink's table",
   description: [
-    "The intake of one table. Authenticate with the sink's send key (`Authorization: Bearer al_send_...`), name the batch with `Idempotency-Key`, and POST a JSON array of row objects (`Content-Type: application/json`, UTF-8, uncompressed: `Content-Encoding` is not supported, and a compressed body is not JSON). The batch is stored unchanged, one element per line, and 202 is answered only once it is durable (object stored and ledger row written). The roller appends it to the table within the sink's roll policy, stamping `__ingest_ts` with `received_at`.",
-    `Checked in this order, nothing read past the first failure: the send key (401 \`unauthorized\` without one, or with another sink's, a deleted sink's or a wrong one; 403 \`send_only\` for an API key or any other token); \`Idempotency-Key\` (400); \`Content-Type\` (415); the bytes of bodies in flight (503 \`intake_busy\`, \`Retry-After: ${BUSY_RETRY_AFTER_SECONDS}\`); the sink's backlog of stored, not yet rolled batches (429 \`backlog_full\`, \`Retry-After\` from the sink's drain rate); then the body: at most ${SEND_BODY_LIMIT} bytes (16 MiB; a larger \`Content-Length\` is refused before a byte is read, 413), valid JSON nested at most 512 deep (400 \`invalid_json\`), an array (400 \`not_an_array\`) with at least one element (400 \`empty_batch\`).`,
-    "Every element is stored: an element that is not an object is counted in `rejected` (its index in `reasons`, the first 1,000) and the roll writes it to the rejects file as `not_an_object`. Rows that do not fit the table's schema are rejected by the roll, row by row, never the batch: read them with GET /v1/sinks/{sink}/rejects.",
-    `Idempotency: the same \`Idempotency-Key\` with the same body answers 200 with the first answer and \`Idempotent-Replayed: true\`, whatever happened since; with another body, 409 \`batch_id_conflict\`; while the first request with that id is still being stored, 409 \`batch_in_progress\`. Ledger rows are pruned 7 days after their roll, after which the same id is accepted again. So: give every batch a new id, and send a batch again under the same id whenever its answer was lost.`,
+    "The intake of one table. Authenticate with the sink's send key (`Authorization: Bearer al_send_...`), name the batch with `Idempotency-Key`, and POST the rows in UTF-8 as a JSON array of row objects (`Content-Type: application/json`) or as NDJSON, one JSON object per line (`application/x-ndjson` or `application/jsonl`; blank lines and a final line break allowed). The batch is stored unchanged, one element per line, the same bytes whichever way it came, and 202 is answered only once it is durable (object stored and ledger row written). The roller appends it to the table within the sink's roll policy, stamping `__ingest_ts` with `received_at`.",
+    `The body may be compressed: \`Content-Encoding: gzip\`, \`deflate\` (zlib), \`zstd\` or \`identity\`, one coding (a coding inside another is 415 \`unsupported_encoding\`, as is any other). The limit of ${SEND_BODY_LIMIT} bytes is on the decompressed body, enforced while decompressing: a body that decompresses past it is 413 \`body_too_large\` as soon as it does. A stream that does not decompress (corrupt, cut short) is 400 \`invalid_compressed_body\`. Usage counts the stored bytes and, beside them, the bytes sent.`,
+    `Checked in this order, nothing read past the first failure: the send key (401 \`unauthorized\` without one, or with another sink's, a deleted sink's or a wrong one; 403 \`send_only\` for an API key or any other token); \`Idempotency-Key\` (400); \`Content-Type\` (415 \`unsupported_media_type\`); \`Content-Encoding\` (415 \`unsupported_encoding\`); the bytes of bodies in flight (503 \`intake_busy\`, \`Retry-After: ${BUSY_RETRY_AFTER_SECONDS}\`; a compressed body counts its \`Content-Length\`, then its decompressed bytes as they grow, and may be refused so while it decompresses); the sink's backlog of stored, not yet rolled batches (429 \`backlog_full\`, \`Retry-After\` from the sink's drain rate); then the body: at most ${SEND_BODY_LIMIT} bytes (16 MiB; a larger \`Content-Length\` is refused before a byte is read, 413), valid JSON nested at most 512 deep (400 \`invalid_json\`; for NDJSON the error names the \`line\`), an array (400 \`not_an_array\`) with at least one element (400 \`empty_batch\`; an NDJSON body of blank lines too).`,
+    "Every element is stored: an element that is not an object is counted in `rejected` (its index in `reasons`, the first 1,000, with its `line` for NDJSON) and the roll writes it to the rejects file as `not_an_object`. Rows that do not fit the table's schema are rejected by the roll, row by row, never the batch: read them with GET /v1/sinks/{sink}/rejects.",
+    `Idempotency: the same \`Idempotency-Key\` with the same body answers 200 with the first answer and \`Idempotent-Replayed: true\`, whatever happened since; with another body, 409 \`batch_id_conflict\`. The same body is the same decompressed bytes in the same format: compressed or not, it is a replay; an NDJSON body and an array body are never the same batch, even of the same rows (409); while the first request with that id is still being stored, 409 \`batch_in_progress\`. Ledger rows are pruned 7 days after their roll, after which the same id is accepted again. So: give every batch a new id, and send a batch again under the same id whenever its answer was lost.`,
     `Retry on 409 \`batch_in_progress\`, 429 and 503 after \`Retry-After\` seconds (${BUSY_RETRY_AFTER_SECONDS} for \`intake_busy\`, ${BACKLOG_RETRY_AFTER.min}-${BACKLOG_RETRY_AFTER.max} for \`backlog_full\`, ${RETRY_AFTER_SECONDS} otherwise), and on a lost connection or another 5xx after a growing pause; always with the same \`Idempotency-Key\` and body, so nothing is stored twice. A \`backlog_full\` Retry-After follows the sink's drain rate: each refused producer is asked back at its turn as the roller makes room, so a fleet comes back spread out, at about the rate its batches are rolled (the figures are in the error's details). A 503 \`intake_unavailable\` stored nothing. Other 4xx answers will not change on a retry: fix the request.`,
   ].join('\n\n'),
   params: SendParams,
@@ -117,12 +144,21 @@ const SEND_DOC: RouteDoc = {
       schema: { type: 'string', pattern: IDEMPOTENCY_KEY_PATTERN.source },
       example: '2026-09-21T12:00:00Z-0001',
     },
+    'Content-Encoding': {
+      description: 'Optional: `gzip`, `deflate`, `zstd` or `identity`, one coding. The 16 MiB limit is on the decompressed body.',
+      schema: { type: 'string', enum: [...CONTENT_CODINGS] },
+      example: 'gzip',
+    },
   },
   body: {
     schema: SendBatch,
     description: `A JSON array of row objects, at most ${SEND_BODY_LIMIT} bytes (16 MiB), keys the table's column names. Values: timestamps as RFC 3339 strings, dates as YYYY-MM-DD, decimals as strings or numbers, binary as base64, structs, lists and maps as JSON; integers beyond 2^53 are kept exactly.`,
     examples: {
       rows: { summary: 'Two rows', value: [{ x: 1, who: 'north' }, { x: 2 }] },
+    },
+    textTypes: {
+      'application/x-ndjson': { description: 'NDJSON: one JSON object per line, UTF-8; blank lines and a final line break allowed. Each line is stored as an array element is.', example: '{"x": 1, "who": "north"}\n{"x": 2}\n' },
+      'application/jsonl': { description: 'The same as application/x-ndjson, under its other name.', example: '{"x": 1, "who": "north"}\n{"x": 2}\n' },
     },
   },
   answers: {
@@ -144,7 +180,7 @@ const SEND_DOC: RouteDoc = {
       examples: { replay: { summary: 'The first answer again', value: EXAMPLE_RESULT } },
     },
   },
-  errors: ['idempotency_key_missing', 'idempotency_key_invalid', 'not_an_array', 'empty_batch', 'batch_id_conflict', 'batch_in_progress', 'quota_exceeded', 'backlog_full', 'intake_unavailable', 'intake_busy'],
+  errors: ['idempotency_key_missing', 'idempotency_key_invalid', 'invalid_compressed_body', 'not_an_array', 'empty_batch', 'batch_id_conflict', 'batch_in_progress', 'quota_exceeded', 'backlog_full', 'intake_unavailable', 'intake_busy', 'unsupported_encoding'],
 };
 
 /**
@@ -156,13 +192,22 @@ export function sendBatch(app: FastifyInstance, deps: SinkRouteDeps): void {
   app.register(
     sendKeyScope(deps.sendKeys, sinkParam, (scope) => {
       scope.removeAllContentTypeParsers();
-      scope.addContentTypeParser('application/json', (request: FastifyRequest, payload: IncomingMessage) => readBody(request, payload, deps.bodies));
+      scope.addContentTypeParser(Object.keys(MEDIA_TYPES), (request: FastifyRequest, payload: IncomingMessage) => readBody(request, payload, deps.bodies));
       scope.addHook('onRequest', async (request, reply) => {
         const batchId = idempotencyKey(request);
-        requireJson(request);
+        bodyFormat(request);
+        const coded = contentCoding(request.headers['content-encoding']) !== undefined;
         const sink = senderOf(request);
-        // Held until the answer is sent or the connection is gone, whichever comes first.
-        reply.raw.once('close', deps.inFlight.enter(sink.id, inFlightWeight(request.headers['content-length'])));
+        // Held until the answer is sent or the connection is gone, whichever comes first. A
+        // compressed body counts its Content-Length first, and more as it decodes.
+        let held = inFlightWeight(request.headers['content-length']);
+        reply.raw.once('close', deps.inFlight.enter(sink.id, held));
+        if (coded) {
+          reservations.set(request, (bytes) => {
+            reply.raw.once('close', deps.inFlight.enter(sink.id, bytes, held));
+            held += bytes;
+          });
+        }
         const full = await throughDatabase(() => deps.backlog.isFull(sink.id));
         backlogCheckedAt.set(request, Date.now());
         if (full) {
@@ -176,7 +221,7 @@ export function sendBatch(app: FastifyInstance, deps: SinkRouteDeps): void {
       scope.post('/v1/sinks/:sink', { config: { accessLog: false, openapi: SEND_DOC } }, async (request, reply): Promise<SendResult> => {
         const sink = senderOf(request);
         // No body at all (no parser ran) is an empty one: invalid JSON below.
-        const body = (request.body as SendBody | undefined) ?? { bytes: Buffer.alloc(0), sha256: createHash('sha256').digest() };
+        const body = (request.body as SendBody | undefined) ?? { bytes: Buffer.alloc(0), sha256: createHash('sha256').digest(), format: bodyFormat(request), wireBytes: 0 };
         let answer: IntakeAnswer;
         try {
           answer = await acceptBatch({ pool: deps.pool, intake: await throughDatabase(() => deps.intakes.of(sink.warehouseId)), claims: deps.claims, settler: deps.settler, log: request.log }, sink, idempotencyKey(request), body);

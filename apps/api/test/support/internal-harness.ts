@@ -136,8 +136,8 @@ export async function insertBatches(db: Pool, sinkId: string, batches: BatchRow[
     const settled = `now() - make_interval(secs => ${Number(batch.settled_seconds_ago ?? 0)})`;
     await query(
       db,
-      `INSERT INTO sink_batches (sink_id, batch_id, body_sha256, bytes, rows, rejected, received_at, state, response, committed_at, discarded_at)
-       VALUES ($1, $2, $3, $4, $5, $6, now() - make_interval(secs => $7), $8, '{}'::jsonb,
+      `INSERT INTO sink_batches (ledger_day, sink_id, batch_id, body_sha256, bytes, rows, rejected, received_at, state, committed_at, discarded_at)
+       VALUES ((SELECT day FROM sink_ledger_today), $1, $2, $3, $4, $5, $6, now() - make_interval(secs => $7), $8,
                ${state === 'committed' ? settled : 'NULL'}, ${state === 'discarded' ? settled : 'NULL'})`,
       [
         sinkId,

@@ -108,11 +108,15 @@ async function seed(pool: Pool, sinkIds: string[], target: number): Promise<numb
   if (missing <= 0) return have;
   const days = await query<{ day: string }>(pool, `SELECT ((SELECT day FROM sink_ledger_today) - n)::text AS day FROM generate_series(0, $1::int) AS n ORDER BY 1`, [pastDays]);
   const perDay = Math.ceil(missing / days.length);
+  const client = await pool.connect();
+  // The seed's rows name sinks that exist; skipping the foreign-key check per row (a
+  // superuser's session setting) makes filling tens of millions of rows minutes shorter.
+  await client.query('SET session_replication_role = replica');
   for (const { day } of days) {
-    await query(pool, 'SELECT sink_ledger_add_day($1)', [day]);
+    await query(client, 'SELECT sink_ledger_add_day($1)', [day]);
     const started = performance.now();
     await query(
-      pool,
+      client,
       `INSERT INTO sink_batches (ledger_day, rows, bytes, received_at, rejected, rejected_rows, committed_at, sink_id, batch_id, body_sha256, state, snapshot_id)
        SELECT $1::date, 20, 1000, t, 0, 0, t + interval '1 minute', ($2::text[])[1 + i % $3], id, decode(md5(id) || md5(id || 'x'), 'hex'), 'committed', '7311934027361942751'
          FROM (SELECT i, md5($4 || i) AS id, $1::date + i * interval '1 millisecond' AS t FROM generate_series(1, $5::int) AS i) AS g
@@ -121,6 +125,8 @@ async function seed(pool: Pool, sinkIds: string[], target: number): Promise<numb
     );
     console.log(`  seeded ${perDay.toLocaleString()} rows on ${day} in ${((performance.now() - started) / 1000).toFixed(1)} s`);
   }
+  await client.query('RESET session_replication_role');
+  client.release();
   await query(pool, 'VACUUM ANALYZE sink_batches');
   return Number((await queryOne<{ n: string }>(pool, 'SELECT count(*) AS n FROM sink_batches'))!.n);
 }

@@ -100,7 +100,7 @@ const WRITE_SQL = `
   settled AS (
     UPDATE sink_batches b SET state = 'pending', received_at = v.received_at
       FROM v
-     WHERE b.ledger_day = v.day AND b.sink_id = v.sink_id AND b.batch_id = v.batch_id AND b.state = 'storing'
+     WHERE b.ledger_day BETWEEN $13::date AND $14::date AND b.ledger_day = v.day AND b.sink_id = v.sink_id AND b.batch_id = v.batch_id AND b.state = 'storing'
        AND v.sink_id IN (SELECT id FROM live)
      RETURNING b.sink_id, b.batch_id, v.project_id, b.bytes, b.rows, b.rejected, b.received_at),
   counted AS (${countIngestSql('settled')}
@@ -138,6 +138,10 @@ async function writeGroup(pool: Pool, writes: LedgerWrite[]): Promise<Array<Clai
     settlements.map((s) => s.batchId),
     settlements.map((s) => s.day),
     settlements.map((s) => s.receivedAt),
+    // The settlements' first and last day (almost always today's): the statement then opens
+    // only those days' partitions for the update (pruned when it starts), not every day's.
+    settlements.reduce<string | null>((min, s) => (min === null || s.day < min ? s.day : min), null),
+    settlements.reduce<string | null>((max, s) => (max === null || s.day > max ? s.day : max), null),
   ]);
   const inserted = new Map<string, Claimed>();
   const settled = new Set<string>();

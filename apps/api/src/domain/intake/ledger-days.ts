@@ -1,4 +1,4 @@
-import { query, queryOne, transaction, type Pool } from '@tablemere/db';
+import { isPgError, query, queryOne, transaction, type Pool, type PoolClient } from '@tablemere/db';
 
 /**
  * The ledger's days: `sink_batches` has one partition per ledger day (migrations/0012_ledger_days.sql).
@@ -13,6 +13,9 @@ const DAYS_AHEAD = 2;
 
 /** How long a day change or a drop waits for the ledger's lock before it gives up until the next run. */
 const LOCK_TIMEOUT = '2s';
+
+/** SQLSTATE lock_not_available: a lock_timeout ran out. */
+const LOCK_NOT_AVAILABLE = '55P03';
 
 /** Heap pages of a kept day visited per delete statement, so pruning it never holds long locks. */
 const PRUNE_PAGES = 1_000;
@@ -31,12 +34,24 @@ export async function advanceLedgerDay(pool: Pool, day?: string): Promise<string
   await query(pool, 'SELECT sink_ledger_add_day($1::date + n) FROM generate_series(0, $2::int) AS n', [target, DAYS_AHEAD]);
   const current = (await queryOne<{ day: string }>(pool, 'SELECT day::text AS day FROM sink_ledger_today'))!.day;
   if (current >= target) return current;
-  return transaction(pool, async (client) => {
-    await query(client, `SET LOCAL lock_timeout = '${LOCK_TIMEOUT}'`);
+  const moved = await underLockTimeout(pool, async (client) => {
     await query(client, 'LOCK TABLE sink_ledger_today IN ACCESS EXCLUSIVE MODE');
-    const moved = await queryOne<{ day: string }>(client, 'UPDATE sink_ledger_today SET day = greatest(day, $1::date) RETURNING day::text AS day', [target]);
-    return moved!.day;
+    return (await queryOne<{ day: string }>(client, 'UPDATE sink_ledger_today SET day = greatest(day, $1::date) RETURNING day::text AS day', [target]))!.day;
   });
+  return moved ?? current;
+}
+
+/** Runs `work` in a transaction whose locks wait LOCK_TIMEOUT at most; undefined when one did not come (the next run tries again). */
+async function underLockTimeout<T>(pool: Pool, work: (client: PoolClient) => Promise<T>): Promise<T | undefined> {
+  try {
+    return await transaction(pool, async (client) => {
+      await query(client, `SET LOCAL lock_timeout = '${LOCK_TIMEOUT}'`);
+      return work(client);
+    });
+  } catch (error) {
+    if (isPgError(error, LOCK_NOT_AVAILABLE)) return undefined;
+    throw error;
+  }
 }
 
 export interface LedgerPrune {
@@ -69,15 +84,8 @@ export async function pruneLedgerDays(pool: Pool, windowDays: number): Promise<L
   );
   let dropped = 0;
   for (const { day } of quiet) {
-    const ok = await transaction(pool, async (client) => {
-      await query(client, `SET LOCAL lock_timeout = '${LOCK_TIMEOUT}'`);
-      await query(client, 'SELECT sink_ledger_drop_day($1)', [day]);
-      return true;
-    }).catch((error: unknown) => {
-      if ((error as { code?: string }).code === '55P03') return false; // lock_not_available: next run
-      throw error;
-    });
-    if (ok) dropped++;
+    // Dropping a partition locks the whole ledger for a moment: claims wait, LOCK_TIMEOUT at most.
+    if (await underLockTimeout(pool, (client) => query(client, 'SELECT sink_ledger_drop_day($1)', [day]))) dropped++;
   }
   // Days past the window still holding a batch that waits: only their old settled rows go.
   const kept = await query<{ day: string; pages: string }>(

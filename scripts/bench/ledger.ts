@@ -5,7 +5,7 @@
  * one sink, `--concurrency` at once with a 2 ms pause for the store between claim and
  * settle, at each ledger size of `--sizes`. The ledger is filled up to each size by SQL
  * (generate_series, sorted like the index): a week of days, committed rows spread over 100
- * sinks, an eighth of them on the claims' own day. After each size, a day's prune: one day
+ * sinks, an eighth of them on the claims' own day (the empty ledger has the same days, empty). After each size, a day's prune: one day
  * dropped whole (its partition) and, for comparison, the same number of rows of another day
  * deleted. Prints, per size, the Postgres CPU per batch (the bench's own backends, from
  * /proc: the stack's Postgres is shared, so only they are counted), claim and settle p50/p99,
@@ -175,6 +175,9 @@ async function main(): Promise<void> {
       [sinkIds, projectId, warehouseId],
     );
     const sinkId = sinkIds[0]!;
+    // A ledger in use always has its week of days (partitions): the claim looks for its id on
+    // each, so the empty ledger has them too, and the sizes differ in rows only.
+    await query(pool, 'SELECT sink_ledger_add_day((SELECT day FROM sink_ledger_today) - n) FROM generate_series(1, $1::int) AS n', [pastDays]);
     console.log(`bench:ledger ${new Date().toISOString()} load ${(await import('node:os')).loadavg().map((l) => l.toFixed(2)).join(' ')}; database ${url.pathname.slice(1)}`);
     const lines: string[] = [];
     let first: { cpu: number; claim99: number; settle99: number } | undefined;

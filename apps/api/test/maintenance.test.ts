@@ -1,8 +1,8 @@
 import { query } from '@tablemere/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Maintenance, maintenanceTasks, pruneLedger, pruneRolls, pruneUpkeeps, type MaintenanceTask } from '../src/domain/maintenance.ts';
+import { Maintenance, maintenanceTasks, pruneRolls, pruneUpkeeps, type MaintenanceTask } from '../src/domain/maintenance.ts';
 import { SecretBox } from '../src/domain/secrets.ts';
-import { insertBatches, insertSink, startInternalTestApi, type InternalTestApi } from './support/internal-harness.ts';
+import { insertSink, startInternalTestApi, type InternalTestApi } from './support/internal-harness.ts';
 
 let api: InternalTestApi;
 
@@ -13,25 +13,7 @@ afterAll(async () => {
   await api?.close();
 });
 
-const DAY = 86_400;
-
-describe('ledger pruning', () => {
-  it('deletes rows committed or discarded more than 7 days ago, and nothing else', async () => {
-    const sinkId = await insertSink(api.pool, api);
-    await insertBatches(api.pool, sinkId, [
-      { batch_id: 'committed-8d', age_seconds: 9 * DAY, state: 'committed', settled_seconds_ago: 8 * DAY },
-      { batch_id: 'discarded-8d', age_seconds: 9 * DAY, state: 'discarded', settled_seconds_ago: 8 * DAY },
-      { batch_id: 'committed-6d', age_seconds: 9 * DAY, state: 'committed', settled_seconds_ago: 6 * DAY },
-      { batch_id: 'discarded-1h', age_seconds: 9 * DAY, state: 'discarded', settled_seconds_ago: 3600 },
-      // Pending for a month: never pruned, whatever its age.
-      { batch_id: 'pending-30d', age_seconds: 30 * DAY },
-    ]);
-    expect(await pruneLedger(api.pool)).toBe(2);
-    const left = await query<{ batch_id: string }>(api.pool, 'SELECT batch_id FROM sink_batches WHERE sink_id = $1 ORDER BY batch_id', [sinkId]);
-    expect(left.map((row) => row.batch_id)).toEqual(['committed-6d', 'discarded-1h', 'pending-30d']);
-    expect(await pruneLedger(api.pool)).toBe(0);
-  });
-
+describe('roll pruning', () => {
   it('deletes closed rolls older than 7 days and keeps open intents', async () => {
     const sinkId = await insertSink(api.pool, api);
     await query(

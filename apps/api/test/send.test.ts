@@ -222,8 +222,8 @@ describe('replays', () => {
   const claimOf = (sinkId: string, batchId: string, body: string, age: string) =>
     query(
       api.pool,
-      `INSERT INTO sink_batches (sink_id, batch_id, body_sha256, bytes, rows, rejected, received_at, state)
-       VALUES ($1, $2, $3, 0, 0, 0, clock_timestamp() - $4::interval, 'storing')`,
+      `INSERT INTO sink_batches (ledger_day, sink_id, batch_id, body_sha256, bytes, rows, rejected, received_at, state)
+       VALUES ((SELECT day FROM sink_ledger_today), $1, $2, $3, 0, 0, 0, clock_timestamp() - $4::interval, 'storing')`,
       [sinkId, batchId, createHash('sha256').update(body).digest(), age],
     );
 

@@ -304,8 +304,13 @@ describe('GET /v1/sinks/{id}/batches/{batch_id}', () => {
       sink.id,
       recent,
     ]);
-    await query(api.pool, `UPDATE sink_batches SET received_at = now() - interval '30 days' WHERE sink_id = $1 AND batch_id = $2`, [sink.id, waiting]);
-    expect(await pruneLedger(api.pool)).toBeGreaterThanOrEqual(1);
+    // Both claimed on a day ten days ago, which waiting (still pending) keeps: old's row goes alone.
+    await query(api.pool, `SELECT sink_ledger_add_day(current_date - 10)`);
+    await query(api.pool, `UPDATE sink_batches SET ledger_day = current_date - 10, received_at = now() - interval '10 days' WHERE sink_id = $1 AND batch_id = ANY($2)`, [
+      sink.id,
+      [old, waiting],
+    ]);
+    expect((await pruneLedger(api.pool)).batches).toBeGreaterThanOrEqual(1);
     const left = await query<{ batch_id: string }>(api.pool, 'SELECT batch_id FROM sink_batches WHERE sink_id = $1 AND batch_id = ANY($2) ORDER BY batch_id', [sink.id, [old, recent, waiting]]);
     expect(left.map((r) => r.batch_id).sort()).toEqual([recent, waiting].sort());
     expect((await send(api.app, sink, '[{"x": 1}]', { batchId: recent })).status).toBe(200);

@@ -1,6 +1,7 @@
 import type { Pool, Queryable } from '@tablemere/db';
 import { query, queryOne } from '@tablemere/db';
 import type { FastifyBaseLogger } from 'fastify';
+import { advanceLedgerDay, pruneLedgerDays, type LedgerPrune } from './intake/ledger-days.ts';
 import { retireEndedKeys } from './key-rotation.ts';
 import { sweepStorage } from './meter.ts';
 import type { SecretBox } from './secrets.ts';
@@ -8,28 +9,13 @@ import type { SecretBox } from './secrets.ts';
 /** Settled ledger rows (and closed rolls, and upkeep runs) are kept this long: the intake's replay window. */
 export const LEDGER_RETENTION_DAYS = 7;
 
-/** Rows deleted per statement, so pruning a large backlog never holds long locks. */
-const PRUNE_CHUNK = 10_000;
-
 /**
- * Deletes ledger rows committed or discarded more than `days` ago (a batch id replayed after
- * that is accepted again). Returns how many rows went.
+ * The ledger's daily upkeep: the coming days' partitions, new claims moved to today, and the
+ * days past the replay window pruned (intake/ledger-days.ts).
  */
-export async function pruneLedger(db: Queryable, days = LEDGER_RETENTION_DAYS): Promise<number> {
-  let total = 0;
-  for (;;) {
-    const rows = await query(
-      db,
-      `DELETE FROM sink_batches WHERE (sink_id, batch_id) IN (
-         SELECT sink_id, batch_id FROM sink_batches
-         WHERE state IN ('committed', 'discarded') AND coalesce(committed_at, discarded_at) < now() - make_interval(days => $1)
-         LIMIT $2)
-       RETURNING 1`,
-      [days, PRUNE_CHUNK],
-    );
-    total += rows.length;
-    if (rows.length < PRUNE_CHUNK) return total;
-  }
+export async function pruneLedger(pool: Pool, days = LEDGER_RETENTION_DAYS): Promise<LedgerPrune & { day: string }> {
+  const day = await advanceLedgerDay(pool);
+  return { day, ...(await pruneLedgerDays(pool, days)) };
 }
 
 /** Deletes rolls closed more than `days` ago; open intents stay until a report closes them. */
@@ -58,7 +44,7 @@ export interface MaintenanceTask {
 export function maintenanceTasks(pool: Pool, secrets: SecretBox, log: FastifyBaseLogger): MaintenanceTask[] {
   return [
     { name: 'storage_sweep', run: async (signal) => ({ ...(await sweepStorage(pool, secrets, log, signal)) }) },
-    { name: 'ledger_prune', run: async () => ({ batches: await pruneLedger(pool), rolls: await pruneRolls(pool), upkeeps: await pruneUpkeeps(pool) }) },
+    { name: 'ledger_prune', run: async () => ({ ...(await pruneLedger(pool)), rolls: await pruneRolls(pool), upkeeps: await pruneUpkeeps(pool) }) },
     { name: 'send_key_retire', run: async () => ({ keys: await retireEndedKeys(pool) }) },
   ];
 }

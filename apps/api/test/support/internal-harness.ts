@@ -124,9 +124,11 @@ export interface BatchRow {
   bytes?: number;
   rows?: number;
   rejected?: number;
-  state?: 'pending' | 'committed' | 'discarded';
+  state?: 'storing' | 'pending' | 'committed' | 'discarded';
   /** For committed/discarded rows: how long ago they settled. */
   settled_seconds_ago?: number;
+  /** On the ledger day this many days before today (UTC; its partition is created), instead of the claims' current day. */
+  ledger_days_ago?: number;
 }
 
 /** Ledger rows written straight into sink_batches, with chosen received times. */
@@ -134,10 +136,12 @@ export async function insertBatches(db: Pool, sinkId: string, batches: BatchRow[
   for (const batch of batches) {
     const state = batch.state ?? 'pending';
     const settled = `now() - make_interval(secs => ${Number(batch.settled_seconds_ago ?? 0)})`;
+    const day = batch.ledger_days_ago === undefined ? '(SELECT day FROM sink_ledger_today)' : `(now() AT TIME ZONE 'UTC')::date - ${Number(batch.ledger_days_ago)}`;
+    if (batch.ledger_days_ago !== undefined) await query(db, `SELECT sink_ledger_add_day(${day})`);
     await query(
       db,
-      `INSERT INTO sink_batches (sink_id, batch_id, body_sha256, bytes, rows, rejected, received_at, state, response, committed_at, discarded_at)
-       VALUES ($1, $2, $3, $4, $5, $6, now() - make_interval(secs => $7), $8, '{}'::jsonb,
+      `INSERT INTO sink_batches (ledger_day, sink_id, batch_id, body_sha256, bytes, rows, rejected, received_at, state, committed_at, discarded_at)
+       VALUES (${day}, $1, $2, $3, $4, $5, $6, now() - make_interval(secs => $7), $8,
                ${state === 'committed' ? settled : 'NULL'}, ${state === 'discarded' ? settled : 'NULL'})`,
       [
         sinkId,

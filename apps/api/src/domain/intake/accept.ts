@@ -6,7 +6,7 @@ import { ApiError, apiError, RETRY_AFTER_SECONDS } from '../../errors.ts';
 import { scanBatch, scanNdjson } from './scan.ts';
 import type { Claims } from './claim.ts';
 import type { LedgerWrites } from './writes.ts';
-import { ledgerEntry, storedAnswer } from './ledger.ts';
+import { ledgerEntry, storedAnswer, type AnswerColumns } from './ledger.ts';
 import { sendKeyRefused } from '../send-keys.ts';
 
 /**
@@ -84,12 +84,12 @@ export function intakeUnavailable(what: string, cause?: unknown): ApiError {
 }
 
 /** Undoes a claim whose object was not stored. Best effort: a leftover claim goes stale and is taken over. */
-async function release(deps: IntakeDeps, sinkId: string, batchId: string, receivedAt: string): Promise<void> {
+async function release(deps: IntakeDeps, sinkId: string, batchId: string, claimed: { day: string; receivedAt: string }): Promise<void> {
   try {
     await query(
       deps.pool,
-      `DELETE FROM sink_batches WHERE sink_id = $1 AND batch_id = $2 AND state = 'storing' AND received_at = $3::timestamptz`,
-      [sinkId, batchId, receivedAt],
+      `DELETE FROM sink_batches WHERE ledger_day = $1 AND sink_id = $2 AND batch_id = $3 AND state = 'storing' AND received_at = $4::timestamptz`,
+      [claimed.day, sinkId, batchId, claimed.receivedAt],
     );
   } catch (error) {
     deps.log.warn({ err: error, sink_id: sinkId, batch_id: batchId }, 'could not release a batch claim; it will go stale');
@@ -145,7 +145,7 @@ export async function acceptBatch(deps: IntakeDeps, sink: SendingSink, batchId: 
   if (objects + nonObjects === 0) throw apiError('empty_batch');
 
   const claimed = await throughDatabase(() =>
-    deps.claims.claim({ sinkId: sink.id, batchId, digest, bytes: ndjson.length, rows: objects, rejected: nonObjects }),
+    deps.claims.claim({ sinkId: sink.id, batchId, digest, bytes: ndjson.length, rows: objects, rejected: nonObjects, reasons: nonObjectIndexes }),
   );
   if (claimed.kind === 'sink_gone') throw sendKeyRefused();
   if (claimed.kind === 'replay') return { status: 200, body: claimed.response };
@@ -166,14 +166,14 @@ export async function acceptBatch(deps: IntakeDeps, sink: SendingSink, batchId: 
   try {
     receivedAt = await store(deps, sink, batchId, ndjson, objects + nonObjects, claimed.receivedAt);
   } catch (error) {
-    await release(deps, sink.id, batchId, claimed.receivedAt);
+    await release(deps, sink.id, batchId, claimed);
     if (isStoreError(error, 'quota_exceeded')) throw apiError('quota_exceeded', { cause: error });
     if (isStoreError(error)) throw intakeUnavailable('the store could not take it', error);
     throw error;
   }
 
   const response: SendResult = { accepted: objects, rejected: nonObjects, reasons, batch_id: batchId, bytes: ndjson.length, received_at: receivedAt, state: 'pending' };
-  const settlement = { sinkId: sink.id, projectId: sink.projectId, batchId, receivedAt, response, wireBytes: body.wireBytes };
+  const settlement = { sinkId: sink.id, projectId: sink.projectId, batchId, day: claimed.day, receivedAt, wireBytes: body.wireBytes };
   if (await throughDatabase(() => deps.settler.settle(settlement))) return { status: 202, body: response };
   // Nothing settled: the sink was deleted meanwhile, or a replay took the claim over and finished.
   const now = await throughDatabase(() => ledgerEntry(deps.pool, sink.id, batchId));
@@ -184,7 +184,7 @@ export async function acceptBatch(deps: IntakeDeps, sink: SendingSink, batchId: 
     });
     throw sendKeyRefused();
   }
-  if (now.state !== 'storing' && now.response && now.body_sha256?.equals(digest)) return { status: 200, body: storedAnswer(now.response) };
+  if (now.state !== null && now.state !== 'storing' && now.body_sha256?.equals(digest)) return { status: 200, body: storedAnswer(now as AnswerColumns) };
   throw intakeUnavailable('the batch changed hands while it was stored');
 }
 

@@ -1,7 +1,7 @@
 import type { SendResult } from '@tablemere/contracts';
 import { queryOne, type Pool } from '@tablemere/db';
 import type { ClaimRequest, LedgerWrites } from './writes.ts';
-import { ledgerEntry, receivedText, storedAnswer } from './ledger.ts';
+import { ledgerEntry, receivedText, storedAnswer, type AnswerColumns } from './ledger.ts';
 
 /**
  * A claim older than this is a leftover of a process that died between claim and answer;
@@ -11,7 +11,7 @@ import { ledgerEntry, receivedText, storedAnswer } from './ledger.ts';
 export const STALE_CLAIM_SECONDS = 120;
 
 export type Claim =
-  | { kind: 'claimed'; receivedAt: string }
+  | { kind: 'claimed'; receivedAt: string; day: string }
   | { kind: 'replay'; response: SendResult }
   | { kind: 'conflict' }
   | { kind: 'in_progress' }
@@ -34,28 +34,28 @@ export class Claims {
   async claim(request: ClaimRequest): Promise<Claim> {
     // Twice at most: a row seen in the first round may be gone (released) before the second.
     for (let round = 0; round < 2; round++) {
-      const receivedAt = await this.writes.claim(request);
-      if (receivedAt !== undefined) return { kind: 'claimed', receivedAt };
+      const claimed = await this.writes.claim(request);
+      if (claimed !== undefined) return { kind: 'claimed', ...claimed };
       const existing = await ledgerEntry(this.pool, request.sinkId, request.batchId);
       if (!existing?.live) return { kind: 'sink_gone' };
       if (!existing.body_sha256 || existing.age_seconds === null) continue;
       if (!existing.body_sha256.equals(request.digest)) return { kind: 'conflict' };
-      if (existing.state !== 'storing') return { kind: 'replay', response: storedAnswer(existing.response!) };
+      if (existing.state !== 'storing') return { kind: 'replay', response: storedAnswer(existing as AnswerColumns) };
       if (existing.age_seconds < STALE_CLAIM_SECONDS) return { kind: 'in_progress' };
-      return this.takeOver(request, existing.received_text!);
+      return this.takeOver(request, existing.day!, existing.received_text!);
     }
     return { kind: 'in_progress' };
   }
 
   /** A dead request's claim: take it over, unless another replay just did. */
-  private async takeOver(request: ClaimRequest, claimedAt: string): Promise<Claim> {
+  private async takeOver(request: ClaimRequest, day: string, claimedAt: string): Promise<Claim> {
     const taken = await queryOne<{ received_text: string }>(
       this.pool,
-      `UPDATE sink_batches SET received_at = clock_timestamp(), bytes = $4, rows = $5, rejected = $6
-        WHERE sink_id = $1 AND batch_id = $2 AND state = 'storing' AND received_at = $3::timestamptz
+      `UPDATE sink_batches SET received_at = clock_timestamp(), bytes = $5, rows = $6, rejected = $7, reasons = $8
+        WHERE ledger_day = $1 AND sink_id = $2 AND batch_id = $3 AND state = 'storing' AND received_at = $4::timestamptz
         RETURNING ${receivedText()} AS received_text`,
-      [request.sinkId, request.batchId, claimedAt, request.bytes, request.rows, request.rejected],
+      [day, request.sinkId, request.batchId, claimedAt, request.bytes, request.rows, request.rejected, request.reasons.length > 0 ? request.reasons : null],
     );
-    return taken ? { kind: 'claimed', receivedAt: taken.received_text } : { kind: 'in_progress' };
+    return taken ? { kind: 'claimed', receivedAt: taken.received_text, day } : { kind: 'in_progress' };
   }
 }

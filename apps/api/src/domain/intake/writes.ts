@@ -1,4 +1,3 @@
-import type { SendResult } from '@tablemere/contracts';
 import { prepared, type Pool } from '@tablemere/db';
 import { receivedText } from './ledger.ts';
 import { countIngestSql } from '../usage.ts';
@@ -14,6 +13,14 @@ export interface ClaimRequest {
   bytes: number;
   rows: number;
   rejected: number;
+  /** Positions of the elements that are not objects (the first SEND_REASONS_LIMIT): the answer's reasons. */
+  reasons: number[];
+}
+
+/** A claim taken: the received time it wrote and the ledger day (partition) its row is in. */
+export interface Claimed {
+  receivedAt: string;
+  day: string;
 }
 
 /** One batch whose object is stored and whose claim should become pending (step 3). */
@@ -21,9 +28,10 @@ export interface Settlement {
   sinkId: string;
   projectId: string;
   batchId: string;
+  /** The claim's ledger day. */
+  day: string;
   /** The received time the object carries (RFC 3339, microseconds). */
   receivedAt: string;
-  response: SendResult;
   /** The body's bytes as they came over the wire, for the usage counters. */
   wireBytes: number;
 }
@@ -40,9 +48,11 @@ const MAX_GROUP = 500;
  * ~0.4 ms of CPU per such statement whatever it holds and ~0.14 ms per batch (research/36),
  * so at a few sends per group the statements, not the rows, are most of its work.
  *
- * A claim inserts the ledger row of a new (sink, batch) of a live sink as 'storing'; an id
- * already in the ledger is left as it is and answered undefined (claim.ts looks at
- * it). A settlement turns its claim 'pending', keeping the answer for replays, and adds it to
+ * A claim inserts the ledger row of a new (sink, batch) of a live sink as 'storing', in the
+ * ledger's current day (its partition); an id already in the ledger, on any day, is left as it
+ * is and answered undefined (claim.ts looks at it). The day is read under a lock that keeps
+ * each id unique across days (migrations/0012_ledger_days.sql). A settlement turns its claim
+ * 'pending' (replays rebuild the answer from the row) and adds it to
  * the month's usage counters in the same transaction. The counters are one row per sink and
  * month, held locked until commit, so settling batch by batch would serialise every send of
  * a sink on one fsync; a group updates each sink's counters once. The sinks of the
@@ -54,15 +64,15 @@ const MAX_GROUP = 500;
  * same statement finds the row and is answered undefined, as it would be a moment later.
  */
 export class LedgerWrites {
-  private readonly groups: WriteGroups<LedgerWrite, string | boolean | undefined>;
+  private readonly groups: WriteGroups<LedgerWrite, Claimed | boolean | undefined>;
 
   constructor(pool: Pool) {
     this.groups = new WriteGroups((writes) => writeGroup(pool, writes), MAX_GROUP);
   }
 
-  /** The claim's received time, or undefined when nothing was inserted (the id is known, or the sink is gone). */
-  claim(request: ClaimRequest): Promise<string | undefined> {
-    return this.groups.submit({ claim: request }) as Promise<string | undefined>;
+  /** The claim taken, or undefined when nothing was inserted (the id is known, or the sink is gone). */
+  claim(request: ClaimRequest): Promise<Claimed | undefined> {
+    return this.groups.submit({ claim: request }) as Promise<Claimed | undefined>;
   }
 
   /** Resolves true once the batch is pending (committed), false when its claim or sink was gone. */
@@ -72,35 +82,37 @@ export class LedgerWrites {
 }
 
 const WRITE_SQL = `
-  WITH c AS (
-    SELECT * FROM unnest($1::text[], $2::text[], $3::bytea[], $4::bigint[], $5::int[], $6::int[])
-      AS c (sink_id, batch_id, body_sha256, bytes, rows, rejected)),
+  WITH today AS (SELECT day FROM sink_ledger_today),
+  c AS (
+    SELECT * FROM unnest($1::text[], $2::text[], $3::bytea[], $4::bigint[], $5::int[], $6::int[], $7::text[])
+      AS c (sink_id, batch_id, body_sha256, bytes, rows, rejected, reasons)),
   claimed AS (
-    INSERT INTO sink_batches (sink_id, batch_id, body_sha256, bytes, rows, rejected, received_at, state)
-    SELECT c.sink_id, c.batch_id, c.body_sha256, c.bytes, c.rows, c.rejected, clock_timestamp(), 'storing'
-      FROM c
+    INSERT INTO sink_batches (ledger_day, sink_id, batch_id, body_sha256, bytes, rows, rejected, reasons, received_at, state)
+    SELECT today.day, c.sink_id, c.batch_id, c.body_sha256, c.bytes, c.rows, c.rejected, c.reasons::int[], clock_timestamp(), 'storing'
+      FROM c CROSS JOIN today
      WHERE EXISTS (SELECT 1 FROM sinks WHERE id = c.sink_id AND deleted_at IS NULL)
-    ON CONFLICT (sink_id, batch_id) DO NOTHING
-    RETURNING sink_id, batch_id, ${receivedText()} AS received_text),
+       AND NOT EXISTS (SELECT 1 FROM sink_batches b WHERE b.sink_id = c.sink_id AND b.batch_id = c.batch_id)
+    ON CONFLICT DO NOTHING
+    RETURNING sink_id, batch_id, ledger_day::text AS day, ${receivedText()} AS received_text),
   v AS (
-    SELECT * FROM unnest($7::text[], $8::uuid[], $9::text[], $10::timestamptz[], $11::jsonb[], $12::bigint[])
-      AS v (sink_id, project_id, batch_id, received_at, response, wire_bytes)),
+    SELECT * FROM unnest($8::text[], $9::uuid[], $10::text[], $11::date[], $12::timestamptz[], $13::bigint[])
+      AS v (sink_id, project_id, batch_id, day, received_at, wire_bytes)),
   live AS (
     SELECT id FROM sinks WHERE id IN (SELECT sink_id FROM v) AND deleted_at IS NULL ORDER BY id FOR SHARE),
   settled AS (
-    UPDATE sink_batches b SET state = 'pending', received_at = v.received_at, response = v.response
+    UPDATE sink_batches b SET state = 'pending', received_at = v.received_at
       FROM v
-     WHERE b.sink_id = v.sink_id AND b.batch_id = v.batch_id AND b.state = 'storing'
+     WHERE b.ledger_day BETWEEN $14::date AND $15::date AND b.ledger_day = v.day AND b.sink_id = v.sink_id AND b.batch_id = v.batch_id AND b.state = 'storing'
        AND v.sink_id IN (SELECT id FROM live)
      RETURNING b.sink_id, b.batch_id, v.project_id, b.bytes, v.wire_bytes, b.rows, b.rejected, b.received_at),
   counted AS (${countIngestSql('settled')}
     RETURNING 1)
-  SELECT true AS claimed, sink_id, batch_id, received_text FROM claimed
+  SELECT true AS claimed, sink_id, batch_id, day, received_text FROM claimed
   UNION ALL
-  SELECT false, sink_id, batch_id, NULL FROM settled`;
+  SELECT false, sink_id, batch_id, NULL, NULL FROM settled`;
 
 /** One group's statement; answers each write in its order. */
-async function writeGroup(pool: Pool, writes: LedgerWrite[]): Promise<Array<string | boolean | undefined>> {
+async function writeGroup(pool: Pool, writes: LedgerWrite[]): Promise<Array<Claimed | boolean | undefined>> {
   const ids = writes.map(({ claim, settle }) => {
     const { sinkId, batchId } = claim ?? settle;
     return `${sinkId}/${batchId}`;
@@ -115,25 +127,30 @@ async function writeGroup(pool: Pool, writes: LedgerWrite[]): Promise<Array<stri
   }
   // One order for every group in every process, so two groups never wait on each other's rows.
   const offered = [...firstClaims.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([, request]) => request);
-  const rows = await prepared<{ claimed: boolean; sink_id: string; batch_id: string; received_text: string | null }>(pool, 'intake-write', WRITE_SQL, [
+  const rows = await prepared<{ claimed: boolean; sink_id: string; batch_id: string; day: string | null; received_text: string | null }>(pool, 'intake-write', WRITE_SQL, [
     offered.map((r) => r.sinkId),
     offered.map((r) => r.batchId),
     offered.map((r) => r.digest),
     offered.map((r) => r.bytes),
     offered.map((r) => r.rows),
     offered.map((r) => r.rejected),
+    offered.map((r) => (r.reasons.length > 0 ? `{${r.reasons.join(',')}}` : null)),
     settlements.map((s) => s.sinkId),
     settlements.map((s) => s.projectId),
     settlements.map((s) => s.batchId),
+    settlements.map((s) => s.day),
     settlements.map((s) => s.receivedAt),
-    settlements.map((s) => JSON.stringify(s.response)),
     settlements.map((s) => s.wireBytes),
+    // The settlements' first and last day (almost always today's): the statement then opens
+    // only those days' partitions for the update (pruned when it starts), not every day's.
+    settlements.reduce<string | null>((min, s) => (min === null || s.day < min ? s.day : min), null),
+    settlements.reduce<string | null>((max, s) => (max === null || s.day > max ? s.day : max), null),
   ]);
-  const inserted = new Map<string, string>();
+  const inserted = new Map<string, Claimed>();
   const settled = new Set<string>();
   for (const row of rows) {
     const id = `${row.sink_id}/${row.batch_id}`;
-    if (row.claimed) inserted.set(id, row.received_text!);
+    if (row.claimed) inserted.set(id, { receivedAt: row.received_text!, day: row.day! });
     else settled.add(id);
   }
   return writes.map(({ claim }, i) => (claim ? (firstClaims.get(ids[i]!) === claim ? inserted.get(ids[i]!) : undefined) : settled.has(ids[i]!)));

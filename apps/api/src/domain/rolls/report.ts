@@ -1,7 +1,6 @@
 import type { RollReport, RollReportResult } from '@tablemere/contracts';
 import { query, queryOne, type Pool, type PoolClient } from '@tablemere/db';
 import { apiError } from '../../errors.ts';
-import { receivedText } from '../intake/ledger.ts';
 import { countIngestSql } from '../usage.ts';
 import { recordAudit } from '../audit.ts';
 import { millisText, recordReport } from './reports.ts';
@@ -44,9 +43,10 @@ interface LedgerEffect {
  * whatever a row says now, counting what moved is exact and a second report moves nothing.
  * A storing row is a batch whose object landed but whose request never settled (a client that
  * timed out, an API that died): the roll consumed it all the same, and left storing, a replay
- * of its id would be taken as a crashed claim and stored again. It gets the answer its request
- * would have had, built from the claim's figures (the refused elements' reasons were never kept),
- * and, since only a settle counts a batch, it is added to its month's ingest counters here.
+ * of its id would be taken as a crashed claim and stored again. Its replays get the answer its
+ * request would have had (answers are rebuilt from the claim's columns, the refused elements'
+ * positions included), and, since only a settle counts a batch, it is added to its month's
+ * ingest counters here.
  * No settle can run meanwhile: it share-locks the sink row this transaction holds for update.
  */
 async function settleLedger(client: PoolClient, sinkId: string, projectId: string, report: RollReport): Promise<LedgerEffect> {
@@ -55,16 +55,13 @@ async function settleLedger(client: PoolClient, sinkId: string, projectId: strin
     client,
     `WITH v AS (SELECT * FROM unnest($3::text[], $4::int[]) AS v (batch_id, rejected_rows)),
      moving AS (
-       SELECT b.batch_id, b.state AS was FROM sink_batches b JOIN v USING (batch_id)
+       SELECT b.ledger_day, b.batch_id, b.state AS was FROM sink_batches b JOIN v USING (batch_id)
         WHERE b.sink_id = $1 AND b.state IN ('pending', 'storing')),
      moved AS (
        UPDATE sink_batches b
-       SET state = 'committed', snapshot_id = $2, committed_at = now(), rejected_rows = v.rejected_rows,
-           response = COALESCE(b.response, jsonb_build_object(
-             'accepted', b.rows, 'rejected', b.rejected, 'reasons', '[]'::jsonb, 'batch_id', b.batch_id,
-             'bytes', b.bytes, 'received_at', ${receivedText('b.received_at')}, 'state', 'pending'))
+       SET state = 'committed', snapshot_id = $2, committed_at = now(), rejected_rows = v.rejected_rows
        FROM v JOIN moving m USING (batch_id)
-       WHERE b.sink_id = $1 AND b.batch_id = v.batch_id
+       WHERE b.ledger_day = m.ledger_day AND b.sink_id = $1 AND b.batch_id = v.batch_id
        RETURNING $5::uuid AS project_id, b.sink_id, m.was, v.rejected_rows, b.bytes, b.rows, b.rejected, b.received_at),
      -- Counted by its roll, a batch whose answer was lost has no wire figure: its stored bytes stand in.
      never_settled AS (SELECT *, bytes AS wire_bytes FROM moved WHERE was = 'storing'),

@@ -1,0 +1,224 @@
+/**
+ * Ledger growth benchmark: does a send's ledger work stay flat as `sink_batches` grows?
+ * On a scratch database of the local stack's Postgres (dropped at the end), the API's own
+ * ledger writer (LedgerWrites: grouped claims and settlements) claims and settles batches of
+ * one sink, `--concurrency` at once with a 2 ms pause for the store between claim and
+ * settle, at each ledger size of `--sizes`. The ledger is filled up to each size by SQL
+ * (generate_series, sorted like the index): a week of days, committed rows spread over 100
+ * sinks, an eighth of them on the claims' own day (the empty ledger has the same days, empty). After each size, a day's prune: one day
+ * dropped whole (its partition) and, for comparison, the same number of rows of another day
+ * deleted. Prints, per size, the Postgres CPU per batch (the bench's own backends, from
+ * /proc: the stack's Postgres is shared, so only they are counted), claim and settle p50/p99,
+ * the ratios to the first size (goal: within 1.25x), the prune times and the disk used.
+ *
+ *   npm run bench:ledger [-- --sizes 0,3000000,30000000 --batches 6000 --concurrency 50 --rounds 2]
+ */
+import { randomBytes } from 'node:crypto';
+import { parseArgs } from 'node:util';
+import { createDatabase, createPool, dropDatabase, migrate, query, queryOne, type Pool } from '@tablemere/db';
+import { bootstrap } from '../../apps/api/src/bootstrap.ts';
+import { pruneLedgerDays } from '../../apps/api/src/domain/intake/ledger-days.ts';
+import { LedgerWrites } from '../../apps/api/src/domain/intake/writes.ts';
+import { stackEnv, stackWarehouse } from '../../tests/support/stack.ts';
+import { cpuMsOf } from './api-process.ts';
+
+const { values: args } = parseArgs({
+  options: {
+    sizes: { type: 'string', default: '0,3000000,30000000' },
+    batches: { type: 'string', default: '6000' },
+    concurrency: { type: 'string', default: '50' },
+    rounds: { type: 'string', default: '2' },
+    /** Days of settled rows the ledger holds before today (the replay window). */
+    days: { type: 'string', default: '7' },
+  },
+});
+const sizes = args.sizes.split(',').map(Number);
+const batches = Number(args.batches);
+const concurrency = Number(args.concurrency);
+const rounds = Number(args.rounds);
+const pastDays = Number(args.days);
+const SINKS = 100;
+
+const run = randomBytes(4).toString('hex');
+const application = `bench-ledger-${run}`;
+const url = new URL(stackEnv().DATABASE_URL!);
+url.pathname = `/bench_ledger_${run}`;
+const databaseUrl = url.toString();
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const percentile = (values: number[], p: number) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
+};
+const mb = (bytes: number) => `${(bytes / 1e6).toFixed(0)} MB`;
+
+/** CPU ms of this bench's Postgres backends (found by application name), by pid. */
+async function backendCpu(pool: Pool): Promise<Map<number, number>> {
+  const rows = await query<{ pid: number }>(pool, 'SELECT pid FROM pg_stat_activity WHERE application_name = $1', [application]);
+  return new Map(rows.map(({ pid }) => [pid, cpuMsOf(pid)]));
+}
+
+interface Round {
+  cpuMsPerBatch: number;
+  claim: number[];
+  settle: number[];
+  statements: number;
+}
+
+/** Claims and settles `batches` new batches of `sinkId` through the API's ledger writer. */
+async function claimAndSettle(pool: Pool, sinkId: string, projectId: string, label: string): Promise<Round> {
+  let statements = 0;
+  const counting = {
+    query: (config: { name?: string }, ...rest: unknown[]) => {
+      if (config?.name === 'intake-write') statements++;
+      return (pool.query as (...a: unknown[]) => unknown)(config, ...rest);
+    },
+  } as unknown as Pool;
+  const writes = new LedgerWrites(counting);
+  const claim: number[] = [];
+  const settle: number[] = [];
+  let next = 0;
+  const before = await backendCpu(pool);
+  const worker = async () => {
+    while (next < batches) {
+      const batchId = `${run}-${label}-${next++}`;
+      const t0 = performance.now();
+      const claimed = await writes.claim({ sinkId, batchId, digest: randomBytes(32), bytes: 1000, rows: 20, rejected: 0, reasons: [] });
+      claim.push(performance.now() - t0);
+      if (!claimed) throw new Error(`claim of ${batchId} refused`);
+      await sleep(2);
+      const t1 = performance.now();
+      if (!(await writes.settle({ sinkId, projectId, batchId, day: claimed.day, receivedAt: claimed.receivedAt, wireBytes: 1000 }))) throw new Error(`settle of ${batchId} refused`);
+      settle.push(performance.now() - t1);
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  const after = await backendCpu(pool);
+  let cpu = 0;
+  for (const [pid, ms] of after) cpu += ms - (before.get(pid) ?? 0);
+  // What the roller would do next: the batches leave the open index.
+  await query(pool, `UPDATE sink_batches SET state = 'committed', committed_at = now(), snapshot_id = '1' WHERE sink_id = $1 AND state = 'pending'`, [sinkId]);
+  return { cpuMsPerBatch: cpu / batches, claim, settle, statements };
+}
+
+/** Fills the ledger up to `target` rows: committed batches over the past days and today, sorted as the index is. */
+async function seed(pool: Pool, sinkIds: string[], target: number): Promise<number> {
+  const have = Number((await queryOne<{ n: string }>(pool, 'SELECT count(*) AS n FROM sink_batches'))!.n);
+  const missing = target - have;
+  if (missing <= 0) return have;
+  const days = await query<{ day: string }>(pool, `SELECT ((SELECT day FROM sink_ledger_today) - n)::text AS day FROM generate_series(0, $1::int) AS n ORDER BY 1`, [pastDays]);
+  const perDay = Math.ceil(missing / days.length);
+  const client = await pool.connect();
+  // The seed's rows name sinks that exist; skipping the foreign-key check per row (a
+  // superuser's session setting) makes filling tens of millions of rows minutes shorter.
+  await client.query('SET session_replication_role = replica');
+  for (const { day } of days) {
+    await query(client, 'SELECT sink_ledger_add_day($1)', [day]);
+    const started = performance.now();
+    await query(
+      client,
+      `INSERT INTO sink_batches (ledger_day, rows, bytes, received_at, rejected, rejected_rows, committed_at, sink_id, batch_id, body_sha256, state, snapshot_id)
+       SELECT $1::date, 20, 1000, t, 0, 0, t + interval '1 minute', ($2::text[])[1 + i % $3], id, decode(md5(id) || md5(id || 'x'), 'hex'), 'committed', '7311934027361942751'
+         FROM (SELECT i, md5($4 || i) AS id, $1::date + i * interval '1 millisecond' AS t FROM generate_series(1, $5::int) AS i) AS g
+        ORDER BY 8, 9`,
+      [day, sinkIds, sinkIds.length, `${run}-${have}-${day}`, perDay],
+    );
+    console.log(`  seeded ${perDay.toLocaleString()} rows on ${day} in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  }
+  await client.query('RESET session_replication_role');
+  client.release();
+  await query(pool, 'VACUUM ANALYZE sink_batches');
+  // The seed's dirty pages written now, not by a checkpoint while the claims are timed.
+  await query(pool, 'CHECKPOINT');
+  return Number((await queryOne<{ n: string }>(pool, 'SELECT count(*) AS n FROM sink_batches'))!.n);
+}
+
+/** The ledger's size on disk: its partitions with their indexes. */
+async function ledgerBytes(pool: Pool): Promise<number> {
+  const row = await queryOne<{ bytes: string }>(pool, `SELECT coalesce(sum(pg_total_relation_size(relid)), 0) AS bytes FROM pg_partition_tree('sink_batches') WHERE isleaf`);
+  return Number(row!.bytes);
+}
+
+/** A day's prune both ways: the oldest day dropped whole, the next one's rows deleted. */
+async function prune(pool: Pool): Promise<string> {
+  const [oldest, next] = await query<{ day: string; rows: string }>(
+    pool,
+    `SELECT d.day::text AS day, (SELECT count(*) FROM sink_batches b WHERE b.ledger_day = d.day) AS rows
+       FROM sink_ledger_days d WHERE d.day < (SELECT day FROM sink_ledger_today) ORDER BY d.day LIMIT 2`,
+  );
+  if (!oldest || !next) return 'no past day to prune';
+  // As if maintenance had found the oldest day quiet more than the window ago.
+  await query(pool, `UPDATE sink_ledger_days SET quiet_since = now() - interval '8 days' WHERE day = $1`, [oldest.day]);
+  let started = performance.now();
+  const dropped = await pruneLedgerDays(pool, pastDays);
+  const dropMs = performance.now() - started;
+  if (dropped.days_dropped !== 1) throw new Error(`expected one day dropped, got ${JSON.stringify(dropped)}`);
+  started = performance.now();
+  const deleted = await pool.query('DELETE FROM sink_batches WHERE ledger_day = $1', [next.day]);
+  const deleteMs = performance.now() - started;
+  return (
+    `a day's prune: ${Number(oldest.rows).toLocaleString()} rows dropped (partition) in ${dropMs.toFixed(0)} ms; ` +
+    `${(deleted.rowCount ?? 0).toLocaleString()} rows of the next day deleted in one statement in ${deleteMs.toFixed(0)} ms (before vacuum)`
+  );
+}
+
+async function main(): Promise<void> {
+  await createDatabase(databaseUrl);
+  const pool = createPool(databaseUrl, { applicationName: application, max: 4 });
+  try {
+    await migrate(databaseUrl);
+    await bootstrap(pool, { secretKey: randomBytes(32).toString('base64'), warehouse: stackWarehouse() });
+    const { project_id: projectId, id: warehouseId } = (await queryOne<{ project_id: string; id: string }>(pool, 'SELECT project_id, id FROM warehouses LIMIT 1'))!;
+    const sinkIds = Array.from({ length: SINKS }, () => `snk_${randomBytes(6).toString('hex')}`);
+    await query(
+      pool,
+      `INSERT INTO sinks (id, project_id, warehouse_id, name, namespace, table_name, table_uuid, send_key_sha256)
+       SELECT id, $2, $3, id, 'bench', id, gen_random_uuid()::text, sha256(id::bytea) FROM unnest($1::text[]) AS id`,
+      [sinkIds, projectId, warehouseId],
+    );
+    const sinkId = sinkIds[0]!;
+    // A ledger in use always has its week of days (partitions): the claim looks for its id on
+    // each, so the empty ledger has them too, and the sizes differ in rows only.
+    await query(pool, 'SELECT sink_ledger_add_day((SELECT day FROM sink_ledger_today) - n) FROM generate_series(1, $1::int) AS n', [pastDays]);
+    console.log(`bench:ledger ${new Date().toISOString()} load ${(await import('node:os')).loadavg().map((l) => l.toFixed(2)).join(' ')}; database ${url.pathname.slice(1)}`);
+    const lines: string[] = [];
+    let first: { cpu: number; claim99: number; settle99: number } | undefined;
+    for (const size of sizes) {
+      const rows = await seed(pool, sinkIds, size);
+      // Warm-up: connections, prepared statements, caches.
+      await claimAndSettle(pool, sinkId, projectId, `${size}-warm`);
+      const results: Round[] = [];
+      for (let r = 0; r < rounds; r++) results.push(await claimAndSettle(pool, sinkId, projectId, `${size}-${r}`));
+      const cpu = Math.min(...results.map((r) => r.cpuMsPerBatch));
+      const claim = results.flatMap((r) => r.claim);
+      const settle = results.flatMap((r) => r.settle);
+      const statements = results.reduce((sum, r) => sum + r.statements, 0) / (batches * rounds);
+      const claim99 = percentile(claim, 99);
+      const settle99 = percentile(settle, 99);
+      first ??= { cpu, claim99, settle99 };
+      const bytes = await ledgerBytes(pool);
+      const line =
+        `${rows.toLocaleString()} ledger rows: Postgres ${cpu.toFixed(3)} ms CPU per batch (rounds: ${results.map((r) => r.cpuMsPerBatch.toFixed(3)).join(', ')}; ` +
+        `${statements.toFixed(2)} statements per batch), claim p50 ${percentile(claim, 50).toFixed(1)} / p99 ${claim99.toFixed(1)} ms, ` +
+        `settle p50 ${percentile(settle, 50).toFixed(1)} / p99 ${settle99.toFixed(1)} ms; vs the first size: CPU ${(cpu / first.cpu).toFixed(2)}x, ` +
+        `claim p99 ${(claim99 / first.claim99).toFixed(2)}x, settle p99 ${(settle99 / first.settle99).toFixed(2)}x (goal <= 1.25x); ` +
+        `ledger on disk ${mb(bytes)}${rows > 0 ? ` (${(bytes / rows).toFixed(0)} bytes per row with its indexes)` : ''}`;
+      console.log(line);
+      lines.push(line);
+      if (rows > 0) {
+        const pruned = await prune(pool);
+        console.log(`  ${pruned}`);
+        lines.push(`  ${pruned}`);
+      }
+    }
+    const database = await queryOne<{ bytes: string }>(pool, 'SELECT pg_database_size(current_database()) AS bytes');
+    console.log(`\nSummary (${new Date().toISOString()}, load ${(await import('node:os')).loadavg().map((l) => l.toFixed(2)).join(' ')}; database ${mb(Number(database!.bytes))} at the end):`);
+    for (const line of lines) console.log(line);
+  } finally {
+    pool.on('error', () => undefined);
+    await pool.end();
+    await dropDatabase(databaseUrl);
+  }
+}
+
+await main();

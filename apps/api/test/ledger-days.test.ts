@@ -187,7 +187,7 @@ describe('migration 0012', () => {
       );
     }
 
-    expect((await migrate(databaseUrl)).applied).toEqual(['0012_ledger_days.sql']);
+    expect((await migrate(databaseUrl)).applied[0]).toBe('0012_ledger_days.sql');
     const rows = await query<{ batch_id: string; state: string; day: string; received_day: string; reasons: number[] | null }>(
       pool,
       `SELECT batch_id, state, ledger_day::text AS day, (received_at AT TIME ZONE 'UTC')::date::text AS received_day, reasons FROM sink_batches ORDER BY batch_id`,

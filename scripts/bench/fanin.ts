@@ -175,19 +175,19 @@ async function storeRequests(adminPort: number): Promise<Map<string, number>> {
   return counts;
 }
 
-/** The store's process and admin port, from the SeaweedFS process's command line. */
-function seaweed(): { pid: number; adminPort: number } {
+/** The store's process and admin port, from the command line of the SeaweedFS serving the stack's S3 port (another stack's may run beside it). */
+function seaweed(s3Port: string): { pid: number; adminPort: number } {
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
       const flag = cmdline.find((a) => a.startsWith('-admin.port='));
-      if (path.basename(cmdline[0] ?? '') === 'weed' && flag) return { pid: Number(entry), adminPort: Number(flag.slice('-admin.port='.length)) };
+      if (path.basename(cmdline[0] ?? '') === 'weed' && flag && cmdline.includes(`-s3.port=${s3Port}`)) return { pid: Number(entry), adminPort: Number(flag.slice('-admin.port='.length)) };
     } catch {
       // the process ended meanwhile
     }
   }
-  throw new Error('no SeaweedFS process with -admin.port found: is the local stack running?');
+  throw new Error(`no SeaweedFS process with -admin.port serving S3 on port ${s3Port}: is the local stack running?`);
 }
 
 /** This process's CPU ms: the producers (and the bench's 250 ms samples, a small part). */
@@ -245,7 +245,7 @@ async function main(): Promise<void> {
     },
   });
   const namespace = `bench_fanin_${run}`;
-  const { pid: storePid, adminPort } = seaweed();
+  const { pid: storePid, adminPort } = seaweed(new URL(env.AWS_ENDPOINT_URL!).port);
   const postgres = new PostgresCpu(database, ownBackend);
   let roller: Server | undefined;
   const stop = new AbortController();

@@ -1,4 +1,5 @@
-import type { InternalSink } from '@tablemere/contracts';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ROLL_MAX_BATCHES, type InternalSink } from '@tablemere/contracts';
 import type { RollDeps } from './roll/context.ts';
 import { type RollAgain, rollSink, type SinkRollSummary, upkeepSink } from './run-sink.ts';
 import { upkeepDue } from './upkeep/policy.ts';
@@ -15,6 +16,8 @@ export interface RollerOptions {
 
 /** Longest a failing sink waits before it is tried again. */
 const MAX_BACKOFF_MS = 10 * 60_000;
+/** How often a sink that just rolled a fleet's worth is asked whether it is due again, until the next tick would. */
+const HOT_POLL_MS = 1000;
 
 /**
  * The service loop. Every tick asks the API for due sinks (the API decides from the ledger,
@@ -144,19 +147,34 @@ export class Roller {
    * After a roll that went through: the same sink again, as the API lists it now, while the
    * roll found batches to take, no other due sink waits for a slot, the loop is not stopping,
    * and the API still calls the sink due (the policy is the API's alone; sinks disabled, none is).
+   * A roll that took a fleet's worth (at least the 1,000 batches that make a sink due) and
+   * left it not due, typically by taking a full backlog, asks again every second until a tick
+   * would have: such a sink is due again within seconds, and the tick would leave the roller
+   * idle meanwhile (10 s a time under a fleet, research/40).
    */
   private readonly again: RollAgain = async (rolled) => {
-    if (this.closed) return { stop: 'stopping' };
-    if (rolled.outcome === 'idle') return { stop: 'nothing_pending' };
-    if (this.waiting > 0) return { stop: 'slot_wanted' };
-    try {
-      const list = await this.deps.api.listSinks({ due: true, sink: rolled.sink });
-      return (list.enabled ? list.sinks[0] : undefined) ?? { stop: 'not_due' };
-    } catch (error) {
-      this.deps.log.warn({ sink: rolled.sink, err: error }, 'could not ask whether the sink is still due; the next tick will');
-      return { stop: 'api_error' };
+    const hot = rolled.batches >= ROLL_MAX_BATCHES;
+    const until = Date.now() + this.options.tickSeconds * 1000;
+    for (;;) {
+      if (this.closed) return { stop: 'stopping' };
+      if (rolled.outcome === 'idle') return { stop: 'nothing_pending' };
+      if (this.waiting > 0) return { stop: 'slot_wanted' };
+      const next = await this.dueNow(rolled.sink);
+      if (!hot || !('stop' in next) || next.stop !== 'not_due' || Date.now() + HOT_POLL_MS >= until) return next;
+      await sleep(HOT_POLL_MS, undefined, { signal: this.stopping.signal }).catch(() => undefined);
     }
   };
+
+  /** The sink as the API lists it now if it is due, or why not. */
+  private async dueNow(sinkId: string): Promise<InternalSink | { stop: string }> {
+    try {
+      const list = await this.deps.api.listSinks({ due: true, sink: sinkId });
+      return (list.enabled ? list.sinks[0] : undefined) ?? { stop: 'not_due' };
+    } catch (error) {
+      this.deps.log.warn({ sink: sinkId, err: error }, 'could not ask whether the sink is still due; the next tick will');
+      return { stop: 'api_error' };
+    }
+  }
 
   private launch(sink: InternalSink): void {
     const run = rollSink(this.deps, sink, { rollerId: this.options.rollerId, leaseSeconds: this.options.leaseSeconds, stop: this.stopping.signal }, this.again)

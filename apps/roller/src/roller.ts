@@ -42,6 +42,8 @@ export class Roller {
   private enabled: boolean | undefined;
   private ticking = false;
   private closed = false;
+  /** Sinks that took a fleet's worth in a roll, until a tick after it: asked whether due every second (see `again`). */
+  private readonly hotUntil = new Map<string, number>();
   /** Due sinks the last tick could not start for want of a free slot. */
   private waiting = 0;
   /** When the last tick reached the API; null before the first. */
@@ -147,20 +149,24 @@ export class Roller {
    * After a roll that went through: the same sink again, as the API lists it now, while the
    * roll found batches to take, no other due sink waits for a slot, the loop is not stopping,
    * and the API still calls the sink due (the policy is the API's alone; sinks disabled, none is).
-   * A roll that took a fleet's worth (at least the 1,000 batches that make a sink due) and
-   * left it not due, typically by taking a full backlog, asks again every second until a tick
-   * would have: such a sink is due again within seconds, and the tick would leave the roller
-   * idle meanwhile (10 s a time under a fleet, research/40).
+   * A sink that took a fleet's worth in a roll (at least the 1,000 batches that make a sink
+   * due) is hot for a tick from that roll's end: left not due, typically by a roll that took
+   * its whole backlog or by the small roll after it, it is asked again every second meanwhile,
+   * since it is due again within seconds and the tick would leave the roller idle until then
+   * (up to 10 s a time under a fleet, research/40).
    */
   private readonly again: RollAgain = async (rolled) => {
-    const hot = rolled.batches >= ROLL_MAX_BATCHES;
-    const until = Date.now() + this.options.tickSeconds * 1000;
+    if (rolled.batches >= ROLL_MAX_BATCHES) this.hotUntil.set(rolled.sink, Date.now() + this.options.tickSeconds * 1000);
+    const until = this.hotUntil.get(rolled.sink) ?? 0;
     for (;;) {
       if (this.closed) return { stop: 'stopping' };
       if (rolled.outcome === 'idle') return { stop: 'nothing_pending' };
       if (this.waiting > 0) return { stop: 'slot_wanted' };
       const next = await this.dueNow(rolled.sink);
-      if (!hot || !('stop' in next) || next.stop !== 'not_due' || Date.now() + HOT_POLL_MS >= until) return next;
+      if (!('stop' in next) || next.stop !== 'not_due' || Date.now() + HOT_POLL_MS >= until) {
+        if (Date.now() >= until) this.hotUntil.delete(rolled.sink);
+        return next;
+      }
       await sleep(HOT_POLL_MS, undefined, { signal: this.stopping.signal }).catch(() => undefined);
     }
   };

@@ -175,20 +175,26 @@ async function storeRequests(adminPort: number): Promise<Map<string, number>> {
   return counts;
 }
 
-/** The store's admin port, from the SeaweedFS process's command line. */
-function seaweedAdminPort(): number {
+/** The store's process and admin port, from the command line of the SeaweedFS serving the stack's S3 port (another stack's may run beside it). */
+function seaweed(s3Port: string): { pid: number; adminPort: number } {
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
       const flag = cmdline.find((a) => a.startsWith('-admin.port='));
-      if (path.basename(cmdline[0] ?? '') === 'weed' && flag) return Number(flag.slice('-admin.port='.length));
+      if (path.basename(cmdline[0] ?? '') === 'weed' && flag && cmdline.includes(`-s3.port=${s3Port}`)) return { pid: Number(entry), adminPort: Number(flag.slice('-admin.port='.length)) };
     } catch {
       // the process ended meanwhile
     }
   }
-  throw new Error('no SeaweedFS process with -admin.port found: is the local stack running?');
+  throw new Error(`no SeaweedFS process with -admin.port serving S3 on port ${s3Port}: is the local stack running?`);
 }
+
+/** This process's CPU ms: the producers (and the bench's 250 ms samples, a small part). */
+const ownCpuMs = () => {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
+};
 
 function requestsPerBatch(before: Map<string, number>, after: Map<string, number>, bucket: string, batches: number): { text: string; total: number } {
   const kinds = new Map<string, number>();
@@ -239,7 +245,7 @@ async function main(): Promise<void> {
     },
   });
   const namespace = `bench_fanin_${run}`;
-  const adminPort = seaweedAdminPort();
+  const { pid: storePid, adminPort } = seaweed(new URL(env.AWS_ENDPOINT_URL!).port);
   const postgres = new PostgresCpu(database, ownBackend);
   let roller: Server | undefined;
   const stop = new AbortController();
@@ -316,20 +322,21 @@ async function main(): Promise<void> {
 
     // Phase 1: the intake alone, until the cap (the first 429) or the time is up.
     const aloneStart = clock();
-    const cpu1 = { api: cpuMsOf(apiServer.child.pid), postgres: postgres.total };
+    const cpu1 = { api: cpuMsOf(apiServer.child.pid), postgres: postgres.total, store: cpuMsOf(storePid), producers: ownCpuMs() };
     const store1 = await storeRequests(adminPort);
     const fleet = Array.from({ length: producers }, () => producer());
     while (clock() - aloneStart < Number(args['alone-seconds']) && tally.refusals.length === 0) await sleep(100);
     const aloneEnd = clock();
     postgres.sample();
     const aloneBatches = tally.acceptedBatches;
-    const aloneCpu = { api: cpuMsOf(apiServer.child.pid) - cpu1.api, postgres: postgres.total - cpu1.postgres };
+    const aloneCpu = { api: cpuMsOf(apiServer.child.pid) - cpu1.api, postgres: postgres.total - cpu1.postgres, store: cpuMsOf(storePid) - cpu1.store, producers: ownCpuMs() - cpu1.producers };
     const aloneStore = requestsPerBatch(store1, await storeRequests(adminPort), bucket, aloneBatches);
     const aloneLatencies = [...tally.latenciesMs].sort((a, b) => a - b);
     const aloneRate = aloneBatches / (aloneEnd - aloneStart);
     console.log(
       `[alone] ${aloneBatches} batches accepted in ${(aloneEnd - aloneStart).toFixed(1)} s = ${aloneRate.toFixed(0)} sends/s (p50 ${percentile(aloneLatencies, 50).toFixed(0)} ms, p99 ${percentile(aloneLatencies, 99).toFixed(0)} ms)` +
-        `${tally.refusals.length > 0 ? ', ended at the cap' : ''}; per batch: API ${(aloneCpu.api / aloneBatches).toFixed(2)} ms CPU, Postgres ${(aloneCpu.postgres / aloneBatches).toFixed(2)} ms; store requests ${aloneStore.text}`,
+        `${tally.refusals.length > 0 ? ', ended at the cap' : ''}; per batch: API ${(aloneCpu.api / aloneBatches).toFixed(2)} ms CPU, Postgres ${(aloneCpu.postgres / aloneBatches).toFixed(2)} ms, ` +
+        `store ≤ ${(aloneCpu.store / aloneBatches).toFixed(2)} ms (the stack's SeaweedFS, shared), producers ${(aloneCpu.producers / aloneBatches).toFixed(2)} ms; store requests ${aloneStore.text}`,
     );
 
     // Phase 2: the roller started; measured once it answers.
@@ -357,13 +364,19 @@ async function main(): Promise<void> {
     postgres.sample();
     const sustainedStart = clock();
     const sustainedStartDate = new Date();
-    const cpu2 = { api: cpuMsOf(apiServer.child.pid), postgres: postgres.total, roller: cpuMsOf(rollerPid) };
+    const cpu2 = { api: cpuMsOf(apiServer.child.pid), postgres: postgres.total, roller: cpuMsOf(rollerPid), store: cpuMsOf(storePid), producers: ownCpuMs() };
     const batches2 = tally.acceptedBatches;
     await sleep(Number(args.seconds) * 1000);
     const sustainedEnd = clock();
     const sustainedEndDate = new Date();
     postgres.sample();
-    const sustainedCpu = { api: cpuMsOf(apiServer.child.pid) - cpu2.api, postgres: postgres.total - cpu2.postgres, roller: cpuMsOf(rollerPid) - cpu2.roller };
+    const sustainedCpu = {
+      api: cpuMsOf(apiServer.child.pid) - cpu2.api,
+      postgres: postgres.total - cpu2.postgres,
+      roller: cpuMsOf(rollerPid) - cpu2.roller,
+      store: cpuMsOf(storePid) - cpu2.store,
+      producers: ownCpuMs() - cpu2.producers,
+    };
     const sustainedBatches = tally.acceptedBatches - batches2;
     const sustainedSeconds = sustainedEnd - sustainedStart;
     const sustainedRate = sustainedBatches / sustainedSeconds;
@@ -385,21 +398,25 @@ async function main(): Promise<void> {
     sampler = undefined;
     postgres.sample();
     // Each batch's whole life (sent, rolled, deleted), from the first send to the drained end.
-    const life = { api: cpuMsOf(apiServer.child.pid) - cpu1.api, postgres: postgres.total - cpu1.postgres, roller: cpuMsOf(rollerPid) - cpu2.roller };
+    const life = { api: cpuMsOf(apiServer.child.pid) - cpu1.api, postgres: postgres.total - cpu1.postgres, roller: cpuMsOf(rollerPid) - cpu2.roller, store: cpuMsOf(storePid) - cpu1.store };
     const lifeStore = await storeRequests(adminPort);
 
     // Rolls that began in phase 2 (the first may have begun as the roller started).
-    const rolls = await query<{ batches: number; created_at: Date; closed_at: Date }>(
+    // started_at: the roll's start as its report says (the intent is recorded only after its reads and its write).
+    const rolls = await query<{ batches: number; started_at: Date; closed_at: Date }>(
       pool,
-      `SELECT (result->'ledger'->>'committed')::int AS batches, created_at, closed_at FROM sink_rolls
-        WHERE sink_id = $1 AND state IN ('committed', 'empty') ORDER BY created_at`,
+      `SELECT (result->'ledger'->>'committed')::int AS batches, started_at, closed_at FROM sink_rolls
+        WHERE sink_id = $1 AND state IN ('committed', 'empty') ORDER BY started_at`,
       [target.id],
     );
     const inPhase = rolls.filter((r) => r.closed_at >= sustainedStartDate && r.closed_at < sustainedEndDate);
     const rolledInPhase = inPhase.reduce((sum, r) => sum + r.batches, 0);
     const sizes = inPhase.map((r) => r.batches);
-    const rollSeconds = inPhase.map((r) => (r.closed_at.getTime() - r.created_at.getTime()) / 1000);
-    const gaps = inPhase.slice(1).map((r, i) => (r.created_at.getTime() - inPhase[i]!.created_at.getTime()) / 1000);
+    const rollSeconds = inPhase.map((r) => (r.closed_at.getTime() - r.started_at.getTime()) / 1000);
+    const gaps = inPhase.slice(1).map((r, i) => (r.started_at.getTime() - inPhase[i]!.started_at.getTime()) / 1000);
+    /** How long the roller left the sink between one roll's report and the next roll's start. */
+    const waits = inPhase.slice(1).map((r, i) => (r.started_at.getTime() - inPhase[i]!.closed_at.getTime()) / 1000);
+    const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
     const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN);
 
     // Refusals in phase 2: all, those answered while the backlog was below its cap, and the seconds with nothing accepted while it was below its cap throughout.
@@ -434,12 +451,14 @@ async function main(): Promise<void> {
     );
     console.log(
       `[rolls] ${inPhase.length} rolls closed in phase 2, ${rolledInPhase} batches: per roll mean ${mean(sizes).toFixed(0)}, min ${Math.min(...sizes)}, max ${Math.max(...sizes)}; ` +
-        `one every ${mean(gaps).toFixed(1)} s, each ${mean(rollSeconds).toFixed(1)} s (intent to report); max backlog ${backlog.max()} batches; drained ${(drained - sustainedEnd).toFixed(0)} s after the producers stopped`,
+        `one every ${mean(gaps).toFixed(1)} s, each ${mean(rollSeconds).toFixed(1)} s (start to report); between rolls the roller waited ${sum(waits).toFixed(1)} s in all (max ${Math.max(0, ...waits).toFixed(1)} s); max backlog ${backlog.max()} batches; drained ${(drained - sustainedEnd).toFixed(0)} s after the producers stopped`,
     );
     const all = tally.acceptedBatches;
     console.log(
-      `[cpu] per batch over its whole life (sent, rolled, deleted; ${all} batches, first send to drained): roller ${(life.roller / all).toFixed(2)} ms, Postgres (this run's backends) ${(life.postgres / all).toFixed(2)} ms, API ${(life.api / all).toFixed(2)} ms; ` +
-        `phase 2 alone: roller ${(sustainedCpu.roller / rolledInPhase).toFixed(2)} ms per batch rolled, Postgres ${(sustainedCpu.postgres / sustainedBatches).toFixed(2)} ms and API ${(sustainedCpu.api / sustainedBatches).toFixed(2)} ms per batch accepted (API ${(sustainedCpu.api / sustainedSeconds / 10).toFixed(0)}% of a core, its 429s included)`,
+      `[cpu] per batch over its whole life (sent, rolled, deleted; ${all} batches, first send to drained): roller ${(life.roller / all).toFixed(2)} ms, Postgres (this run's backends) ${(life.postgres / all).toFixed(2)} ms, API ${(life.api / all).toFixed(2)} ms, ` +
+        `store ≤ ${(life.store / all).toFixed(2)} ms (the stack's SeaweedFS, shared: an upper bound); ` +
+        `phase 2 alone: roller ${(sustainedCpu.roller / rolledInPhase).toFixed(2)} ms per batch rolled, Postgres ${(sustainedCpu.postgres / sustainedBatches).toFixed(2)} ms, API ${(sustainedCpu.api / sustainedBatches).toFixed(2)} ms, ` +
+        `store ≤ ${(sustainedCpu.store / sustainedBatches).toFixed(2)} ms and producers ${(sustainedCpu.producers / sustainedBatches).toFixed(2)} ms per batch accepted (API ${(sustainedCpu.api / sustainedSeconds / 10).toFixed(0)}% of a core, its 429s included)`,
     );
     console.log(`[store] requests per batch over its whole life, intake bucket: ${intakeStore.text}; warehouse bucket (shared with the whole stack: an upper bound): ${warehouseStore.text}`);
     console.log(
@@ -455,7 +474,8 @@ async function main(): Promise<void> {
       `\nresearch: ${date}Z \`npm run bench:fanin\` (${os.cpus().length} cores, load average ${os.loadavg()[0]!.toFixed(1)}, ${producers} producers x ${rowsPerBatch} rows): ` +
         `alone ${aloneRate.toFixed(0)} sends/s (p50 ${percentile(aloneLatencies, 50).toFixed(0)} ms), sustained ${sustainedRate.toFixed(0)}/s over ${sustainedSeconds.toFixed(0)} s (last minute ${lastMinuteRate.toFixed(0)}/s) = ${ratio.toFixed(2)}x; ` +
         `429s ${phase2Refusals.length} (${belowCapRefusals} below the cap), idle seconds below the cap ${idleSeconds}; max backlog ${backlog.max()}; ` +
-        `${inPhase.length} rolls of mean ${mean(sizes).toFixed(0)} batches every ${mean(gaps).toFixed(1)} s; CPU per batch (whole life) roller ${(life.roller / tally.acceptedBatches).toFixed(2)} ms, Postgres ${(life.postgres / tally.acceptedBatches).toFixed(2)} ms, API ${(life.api / tally.acceptedBatches).toFixed(2)} ms; ` +
+        `${inPhase.length} rolls of mean ${mean(sizes).toFixed(0)} batches every ${mean(gaps).toFixed(1)} s, each ${mean(rollSeconds).toFixed(1)} s, waits between ${sum(waits).toFixed(1)} s; ` +
+        `CPU per batch (whole life) roller ${(life.roller / all).toFixed(2)} ms, Postgres ${(life.postgres / all).toFixed(2)} ms, API ${(life.api / all).toFixed(2)} ms, store ≤ ${(life.store / all).toFixed(2)} ms; ` +
         `store requests per batch ${intakeStore.text}; rows ${exact ? 'exact' : 'NOT exact'} (${table.rows}).`,
     );
   } finally {

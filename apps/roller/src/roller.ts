@@ -1,4 +1,5 @@
-import type { InternalSink } from '@tablemere/contracts';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ROLL_MAX_BATCHES, type InternalSink } from '@tablemere/contracts';
 import type { RollDeps } from './roll/context.ts';
 import { type RollAgain, rollSink, type SinkRollSummary, upkeepSink } from './run-sink.ts';
 import { upkeepDue } from './upkeep/policy.ts';
@@ -15,6 +16,8 @@ export interface RollerOptions {
 
 /** Longest a failing sink waits before it is tried again. */
 const MAX_BACKOFF_MS = 10 * 60_000;
+/** How often a sink that just rolled a fleet's worth is asked whether it is due again, until the next tick would. */
+const HOT_POLL_MS = 1000;
 
 /**
  * The service loop. Every tick asks the API for due sinks (the API decides from the ledger,
@@ -39,6 +42,8 @@ export class Roller {
   private enabled: boolean | undefined;
   private ticking = false;
   private closed = false;
+  /** Sinks that took a fleet's worth in a roll, until a tick after it: asked whether due every second (see `again`). */
+  private readonly hotUntil = new Map<string, number>();
   /** Due sinks the last tick could not start for want of a free slot. */
   private waiting = 0;
   /** When the last tick reached the API; null before the first. */
@@ -144,19 +149,38 @@ export class Roller {
    * After a roll that went through: the same sink again, as the API lists it now, while the
    * roll found batches to take, no other due sink waits for a slot, the loop is not stopping,
    * and the API still calls the sink due (the policy is the API's alone; sinks disabled, none is).
+   * A sink that took a fleet's worth in a roll (at least the 1,000 batches that make a sink
+   * due) is hot for a tick from that roll's end: left not due, typically by a roll that took
+   * its whole backlog or by the small roll after it, it is asked again every second meanwhile,
+   * since it is due again within seconds and the tick would leave the roller idle until then
+   * (up to 10 s a time under a fleet, research/40).
    */
   private readonly again: RollAgain = async (rolled) => {
-    if (this.closed) return { stop: 'stopping' };
-    if (rolled.outcome === 'idle') return { stop: 'nothing_pending' };
-    if (this.waiting > 0) return { stop: 'slot_wanted' };
-    try {
-      const list = await this.deps.api.listSinks({ due: true, sink: rolled.sink });
-      return (list.enabled ? list.sinks[0] : undefined) ?? { stop: 'not_due' };
-    } catch (error) {
-      this.deps.log.warn({ sink: rolled.sink, err: error }, 'could not ask whether the sink is still due; the next tick will');
-      return { stop: 'api_error' };
+    if (rolled.batches >= ROLL_MAX_BATCHES) this.hotUntil.set(rolled.sink, Date.now() + this.options.tickSeconds * 1000);
+    const until = this.hotUntil.get(rolled.sink) ?? 0;
+    for (;;) {
+      if (this.closed) return { stop: 'stopping' };
+      if (rolled.outcome === 'idle') return { stop: 'nothing_pending' };
+      if (this.waiting > 0) return { stop: 'slot_wanted' };
+      const next = await this.dueNow(rolled.sink);
+      if (!('stop' in next) || next.stop !== 'not_due' || Date.now() + HOT_POLL_MS >= until) {
+        if (Date.now() >= until) this.hotUntil.delete(rolled.sink);
+        return next;
+      }
+      await sleep(HOT_POLL_MS, undefined, { signal: this.stopping.signal }).catch(() => undefined);
     }
   };
+
+  /** The sink as the API lists it now if it is due, or why not. */
+  private async dueNow(sinkId: string): Promise<InternalSink | { stop: string }> {
+    try {
+      const list = await this.deps.api.listSinks({ due: true, sink: sinkId });
+      return (list.enabled ? list.sinks[0] : undefined) ?? { stop: 'not_due' };
+    } catch (error) {
+      this.deps.log.warn({ sink: sinkId, err: error }, 'could not ask whether the sink is still due; the next tick will');
+      return { stop: 'api_error' };
+    }
+  }
 
   private launch(sink: InternalSink): void {
     const run = rollSink(this.deps, sink, { rollerId: this.options.rollerId, leaseSeconds: this.options.leaseSeconds, stop: this.stopping.signal }, this.again)

@@ -58,8 +58,25 @@ async function backendCpu(pool: Pool): Promise<Map<number, number>> {
   return new Map(rows.map(({ pid }) => [pid, cpuMsOf(pid)]));
 }
 
+/**
+ * Index blocks of the ledger found in shared_buffers (hits) and read from outside them (the
+ * OS cache or the disk). Counters reach the statistics a moment after a backend's commit.
+ */
+async function indexBlocks(pool: Pool): Promise<{ hit: number; read: number }> {
+  await sleep(1500);
+  const row = await queryOne<{ hit: string; read: string }>(
+    pool,
+    `SELECT coalesce(sum(idx_blks_hit), 0) AS hit, coalesce(sum(idx_blks_read), 0) AS read
+       FROM pg_statio_user_indexes WHERE relid IN (SELECT relid FROM pg_partition_tree('sink_batches') WHERE isleaf)`,
+  );
+  return { hit: Number(row!.hit), read: Number(row!.read) };
+}
+
 interface Round {
   cpuMsPerBatch: number;
+  /** The ledger's index blocks per batch, in shared_buffers and read from outside them. */
+  indexHit: number;
+  indexRead: number;
   claim: number[];
   settle: number[];
   statements: number;
@@ -78,6 +95,7 @@ async function claimAndSettle(pool: Pool, sinkId: string, projectId: string, lab
   const claim: number[] = [];
   const settle: number[] = [];
   let next = 0;
+  const blocksBefore = await indexBlocks(pool);
   const before = await backendCpu(pool);
   const worker = async () => {
     while (next < batches) {
@@ -96,9 +114,17 @@ async function claimAndSettle(pool: Pool, sinkId: string, projectId: string, lab
   const after = await backendCpu(pool);
   let cpu = 0;
   for (const [pid, ms] of after) cpu += ms - (before.get(pid) ?? 0);
+  const blocksAfter = await indexBlocks(pool);
   // What the roller would do next: the batches leave the open index.
   await query(pool, `UPDATE sink_batches SET state = 'committed', committed_at = now(), snapshot_id = '1' WHERE sink_id = $1 AND state = 'pending'`, [sinkId]);
-  return { cpuMsPerBatch: cpu / batches, claim, settle, statements };
+  return {
+    cpuMsPerBatch: cpu / batches,
+    indexHit: (blocksAfter.hit - blocksBefore.hit) / batches,
+    indexRead: (blocksAfter.read - blocksBefore.read) / batches,
+    claim,
+    settle,
+    statements,
+  };
 }
 
 /** Fills the ledger up to `target` rows: committed batches over the past days and today, sorted as the index is. */
@@ -199,7 +225,7 @@ async function main(): Promise<void> {
       const bytes = await ledgerBytes(pool);
       const line =
         `${rows.toLocaleString()} ledger rows: Postgres ${cpu.toFixed(3)} ms CPU per batch (rounds: ${results.map((r) => r.cpuMsPerBatch.toFixed(3)).join(', ')}; ` +
-        `${statements.toFixed(2)} statements per batch), claim p50 ${percentile(claim, 50).toFixed(1)} / p99 ${claim99.toFixed(1)} ms, ` +
+        `${statements.toFixed(2)} statements per batch; ledger index blocks per batch: ${results.map((r) => `${r.indexHit.toFixed(1)} hit / ${r.indexRead.toFixed(2)} read`).join(', ')}), claim p50 ${percentile(claim, 50).toFixed(1)} / p99 ${claim99.toFixed(1)} ms, ` +
         `settle p50 ${percentile(settle, 50).toFixed(1)} / p99 ${settle99.toFixed(1)} ms; vs the first size: CPU ${(cpu / first.cpu).toFixed(2)}x, ` +
         `claim p99 ${(claim99 / first.claim99).toFixed(2)}x, settle p99 ${(settle99 / first.settle99).toFixed(2)}x (goal <= 1.25x); ` +
         `ledger on disk ${mb(bytes)}${rows > 0 ? ` (${(bytes / rows).toFixed(0)} bytes per row with its indexes)` : ''}`;

@@ -42,8 +42,14 @@ describe('a client generated from the served OpenAPI document', () => {
       ['generate', '--url', `${stack.apiUrl}/openapi.json`, '--meta', 'none', '--output-path', path.join(workDir, 'tablemere_client')],
       { env: { ...process.env, PATH: `${venvBin}:${process.env.PATH ?? ''}` } },
     );
-    // Any warning means a part of the document the generator could not turn into code.
-    expect(`${generated.stdout}${generated.stderr}`).not.toMatch(/warning|error/i);
+    // Any warning means a part of the document the generator could not turn into code, but
+    // one: it has no NDJSON type, so it warns about the send route's NDJSON bodies and makes
+    // the route for its JSON body (used below).
+    const output = `${generated.stdout}${generated.stderr}`;
+    const ndjson = /WARNING parsing POST \/v1\/sinks\/\{sink\} within send\.\s+Unsupported content type application\/(x-ndjson|jsonl)\s/g;
+    expect([...output.matchAll(ndjson)].map((m) => m[1]).sort()).toEqual(['jsonl', 'x-ndjson']);
+    const others = output.replace(ndjson, '').replace('Warning(s) encountered while generating. Client was generated, but some pieces may be missing', '');
+    expect(others).not.toMatch(/warning|error|unsupported/i);
 
     await createTable(stack, namespace, 'events', [{ name: 'x', type: 'long', required: true }, { name: 'who', type: 'string' }]);
     const sink = await createSink(stack, `events_${suffix()}`, `${namespace}.events`);

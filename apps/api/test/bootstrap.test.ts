@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { createDatabase, createPool, dropDatabase, migrate, query, type Pool } from '@tablemere/db';
+import { createDatabase, createPool, dropDatabase, endPool, migrate, query, type Pool } from '@tablemere/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stackEnv, stackWarehouse } from '../../../tests/support/stack.ts';
 import { bootstrap } from '../src/bootstrap.ts';
@@ -21,7 +21,7 @@ beforeAll(async () => {
   pool = createPool(databaseUrl);
 });
 afterAll(async () => {
-  await pool?.end();
+  if (pool) await endPool(pool);
   await dropDatabase(databaseUrl);
 });
 

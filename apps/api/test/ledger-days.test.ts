@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createDatabase, createPool, defaultMigrationsDir, dropDatabase, migrate, query, queryOne, readMigrations, type Pool } from '@tablemere/db';
+import { createDatabase, createPool, defaultMigrationsDir, dropDatabase, endPool, migrate, query, queryOne, readMigrations, type Pool } from '@tablemere/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stackWarehouse } from '../../../tests/support/stack.ts';
 import { bootstrap } from '../src/bootstrap.ts';
@@ -151,8 +151,7 @@ describe('migration 0012', () => {
     pool = createPool(databaseUrl);
   });
   afterAll(async () => {
-    pool?.on('error', () => undefined);
-    await pool?.end();
+    if (pool) await endPool(pool);
     if (databaseUrl) await dropDatabase(databaseUrl);
   });
 

@@ -1,4 +1,4 @@
-export { createPool, databaseHost } from './pool.ts';
+export { createPool, databaseHost, endPool } from './pool.ts';
 export type { Pool, PoolClient, PoolOptions } from './pool.ts';
 export { query, queryOne, prepared, transaction, isPgError, PgErrorCode } from './query.ts';
 export type { Queryable } from './query.ts';

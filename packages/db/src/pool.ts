@@ -21,6 +21,22 @@ export function createPool(databaseUrl: string, options: PoolOptions = {}): Pool
   });
 }
 
+/**
+ * Ends the pool once its connections have closed: pool.end() resolves while they are still
+ * closing, and dropping the database WITH (FORCE) under one makes it emit an error nobody listens for.
+ */
+export async function endPool(pool: Pool): Promise<void> {
+  let open = pool.totalCount;
+  const closed = new Promise<void>((resolve) => {
+    if (open === 0) resolve();
+    pool.on('remove', () => {
+      if (--open === 0) resolve();
+    });
+  });
+  await pool.end();
+  await closed;
+}
+
 /** The host (and port) of a Postgres URL, for start-up lines: never the password. */
 export function databaseHost(databaseUrl: string): string {
   const url = new URL(databaseUrl);

@@ -8,6 +8,7 @@ import {
   createDatabase,
   createPool,
   dropDatabase,
+  endPool,
   migrate,
   MigrationError,
   query,
@@ -33,7 +34,7 @@ describe('migrate', () => {
   });
 
   afterAll(async () => {
-    await pool?.end();
+    if (pool) await endPool(pool);
     await dropDatabase(databaseUrl);
   });
 

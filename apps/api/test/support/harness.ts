@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { CreateBucketCommand, HeadBucketCommand, S3Client } from '@aws-sdk/client-s3';
-import { createDatabase, createPool, dropDatabase, migrate, type Pool } from '@tablemere/db';
+import { createDatabase, createPool, dropDatabase, endPool, migrate, type Pool } from '@tablemere/db';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { dropNamespaces, stackCatalog, stackEnv, stackWarehouse } from '../../../../tests/support/stack.ts';
 import { buildApp } from '../../src/app.ts';
@@ -105,10 +105,7 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<TestAp
     rawLogs,
     async close() {
       await app.close();
-      // pool.end() resolves before its clients have hung up; dropping the database then
-      // terminates them, and the pool re-emits that as an error nobody else listens for.
-      pool.on('error', () => undefined);
-      await pool.end();
+      await endPool(pool);
       s3.destroy();
       await dropDatabase(databaseUrl);
     },

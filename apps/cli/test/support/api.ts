@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { S3Client } from '@aws-sdk/client-s3';
-import { createDatabase, createPool, dropDatabase, migrate } from '@tablemere/db';
+import { createDatabase, createPool, dropDatabase, endPool, migrate } from '@tablemere/db';
 import { buildApp, buildInternalApp } from '../../../api/src/app.ts';
 import { bootstrap } from '../../../api/src/bootstrap.ts';
 import { SecretBox } from '../../../api/src/domain/secrets.ts';
@@ -80,7 +80,7 @@ export async function startTestApi(): Promise<TestApi> {
     async stop() {
       await internal.close();
       await app.close();
-      await pool.end();
+      await endPool(pool);
       s3.destroy();
       await dropDatabase(databaseUrl.toString());
     },

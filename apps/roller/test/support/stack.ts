@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { S3Client } from '@aws-sdk/client-s3';
-import { createDatabase, createPool, dropDatabase, migrate, type Pool } from '@tablemere/db';
+import { createDatabase, createPool, dropDatabase, endPool, migrate, type Pool } from '@tablemere/db';
 import type { RestCatalog } from '@tablemere/iceberg';
 import { createS3Client, ObjectStore } from '@tablemere/store';
 import type { FastifyInstance } from 'fastify';
@@ -41,22 +41,6 @@ export interface ApiInstance {
   apiUrl: string;
   internalUrl: string;
   stop(): Promise<void>;
-}
-
-/**
- * Ends the pool once its connections have closed: pool.end() resolves while they are still
- * closing, and dropping the database WITH (FORCE) under one makes it emit an uncaught error.
- */
-async function endPool(pool: Pool): Promise<void> {
-  let open = pool.totalCount;
-  const closed = new Promise<void>((resolve) => {
-    if (open === 0) resolve();
-    pool.on('remove', () => {
-      if (--open === 0) resolve();
-    });
-  });
-  await pool.end();
-  await closed;
 }
 
 async function listen(app: FastifyInstance): Promise<string> {

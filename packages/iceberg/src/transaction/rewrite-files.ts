@@ -79,7 +79,8 @@ interface Written {
 export async function rewriteDataFiles(options: RewriteDataFilesOptions): Promise<RewriteDataFilesResult> {
   const { catalog, table, io } = options;
   const metadata = (options.base ?? (await catalog.loadTable(table))).metadata;
-  if (metadata['format-version'] !== 2) {
+  // v3 is read (and skipped below) so upkeep can go on to expire its snapshots.
+  if (metadata['format-version'] !== 2 && metadata['format-version'] !== 3) {
     throw new IcebergError('unsupported', `table format version ${metadata['format-version']} is not supported for rewrites; only version 2 tables`);
   }
   const cache: ManifestCache = new Map();

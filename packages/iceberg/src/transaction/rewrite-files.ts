@@ -81,7 +81,7 @@ export async function rewriteDataFiles(options: RewriteDataFilesOptions): Promis
   const metadata = (options.base ?? (await catalog.loadTable(table))).metadata;
   // v3 is read (and skipped below) so upkeep can go on to expire its snapshots.
   if (metadata['format-version'] !== 2 && metadata['format-version'] !== 3) {
-    throw new IcebergError('unsupported', `table format version ${metadata['format-version']} is not supported for rewrites; only version 2 tables`);
+    throw new IcebergError('unsupported', `table format version ${metadata['format-version']} is not supported for rewrites; only version 2 and 3 tables (v3 is skipped as row_lineage)`);
   }
   const cache: ManifestCache = new Map();
   const contents = await readHeadContents(io, metadata, cache);

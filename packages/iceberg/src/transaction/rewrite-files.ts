@@ -69,7 +69,8 @@ interface Written {
  * Compacts an unpartitioned format v2 table: live data files smaller than the target are read
  * and written again, their rows unchanged, as few larger files, committed as one `replace`
  * snapshot on `main`. Files are grouped by the table schema they were written with (see
- * `groupBySchema`); a partitioned table or one with delete files is left alone.
+ * `groupBySchema`); a partitioned table, a v3 table (row lineage) or one with delete files is
+ * left alone.
  *
  * A lost race (409) reloads and, if every replaced file is still live and no delete file
  * appeared, commits the same files again on the new head; otherwise it fails with

@@ -15,7 +15,8 @@ import { startTestStack, suffix, type TestStack } from './support/stack.ts';
  * file as the values say, and Iceberg's Java generic reader gives the Java class the spec maps
  * each type to, for every column type a table created through the API can have. A format v3
  * table the owner made rolls with row lineage Java reads, and rows holding a type this writer
- * cannot write (geometry) are rejected while the rest of their batch commits.
+ * cannot write (geometry) are rejected while the rest of their batch commits; upkeep on it
+ * expires snapshots (compaction waits for row-lineage rewrites) and leaves every row id as it was.
  */
 let stack: TestStack;
 let ns: string;
@@ -23,6 +24,8 @@ let sink: CreatedSink;
 const PARTITIONED = 'readings';
 const LINEAGE = 'lineage';
 let lineageSink: CreatedSink;
+/** The `_row_id` of each row of the v3 table by its x, as its roll's commit assigned it. */
+let lineageIds: Map<number, number>;
 const TYPED = 'every_type';
 let batches = 0;
 const sent: number[] = [];
@@ -125,6 +128,25 @@ describe('a sink on a format v3 table', () => {
     await setShapeColumn(false);
     expect(await sendAndRoll(lineageSink, [{ x: 6 }])).toMatchObject({ outcome: 'committed', rows: 1 });
   }, 240_000);
+
+  it('upkeep skips compaction (row_lineage) and expires snapshots down to the keep, row ids untouched', async () => {
+    expect(await sendAndRoll(lineageSink, [{ x: 7 }])).toMatchObject({ outcome: 'committed', rows: 1 });
+    const before = (await stack.catalog.loadTable({ namespace: ns, name: LINEAGE })).metadata;
+    const rolled = [...before.snapshots!].sort((a, b) => Number(a['sequence-number']) - Number(b['sequence-number']));
+    expect(rolled).toHaveLength(4);
+    // Each roll's rows took its snapshot's ids in the order sent; Spark reads them after upkeep.
+    const firstId = (roll: number) => Number(rolled[roll]!['first-row-id']);
+    lineageIds = new Map([[1, firstId(0)], [3, firstId(0) + 1], [4, firstId(1)], [5, firstId(1) + 1], [6, firstId(2)], [7, firstId(3)]]);
+
+    const run = await runCli(['upkeep', lineageSink.id], stack.rollerEnv({ TABLEMERE_ROLLER_UPKEEP_KEEP_SNAPSHOTS: '2', TABLEMERE_ROLLER_UPKEEP_MIN_SNAPSHOT_AGE_SECONDS: '0' }));
+    expect(run.code, run.stderr).toBe(0);
+    expect(summaries(run)[0]).toMatchObject({ outcome: 'done', compaction_skipped: 'row_lineage', expired_snapshots: 2, data_files_after: 4 });
+    const after = (await stack.catalog.loadTable({ namespace: ns, name: LINEAGE })).metadata;
+    expect(after['format-version']).toBe(3);
+    expect(after['next-row-id']).toBe(before['next-row-id']);
+    expect(after.snapshots).toEqual(rolled.slice(2).map((s) => expect.objectContaining({ 'snapshot-id': s['snapshot-id'], 'first-row-id': s['first-row-id'], 'added-rows': s['added-rows'] })));
+    expect((await readBoth(stack, ns, LINEAGE)).map((r) => Number(r.x)).sort((a, b) => a - b)).toEqual([1, 3, 4, 5, 6, 7]);
+  }, 120_000);
 });
 
 /** The owner's engine adds (or drops) a geometry column `shape` on the v3 table, as one schema change. */
@@ -176,12 +198,11 @@ describe('Java engines on the sink’s tables', () => {
     ]);
 
     // Row lineage as Java reads it: every row of the v3 table has its own id and the sequence
-    // number of the commit that added it.
+    // number of the commit that added it, the ids assigned at each roll's commit, not changed by
+    // the upkeep that expired those commits' snapshots.
     const lineageRows = lineage!.rows!;
-    expect(lineageRows.map((r) => Number(r.x)).sort()).toEqual([1, 3, 4, 5, 6]);
-    const rowIds = lineageRows.map((r) => Number(r._row_id));
-    expect(new Set(rowIds).size).toBe(5);
-    expect(rowIds.every((id) => Number.isInteger(id) && id >= 0)).toBe(true);
+    expect(lineageRows.map((r) => Number(r.x)).sort()).toEqual([1, 3, 4, 5, 6, 7]);
+    expect(new Map(lineageRows.map((r) => [Number(r.x), Number(r._row_id)]))).toEqual(lineageIds);
     const sequence = (x: number) => Number(lineageRows.find((r) => Number(r.x) === x)!._last_updated_sequence_number);
     expect(sequence(1)).toBe(sequence(3));
     expect(sequence(4)).toBeGreaterThan(sequence(1));

@@ -392,4 +392,13 @@ describe('rewriteDataFiles on the real catalog', () => {
     expect(await rewriteDataFiles({ catalog, table: few.table, io, targetFileSizeBytes: 1000 })).toMatchObject({ skipped: 'too_few_files' });
     expect(await rewriteDataFiles({ catalog, table: few.table, io })).toMatchObject({ dataFilesBefore: 6, dataFilesAfter: 1 });
   });
+
+  it('skips a format v3 table (row lineage) instead of failing, so upkeep can go on to expire it', async () => {
+    const v3 = await newTable({ 'format-version': '3' });
+    const metadata = await appendFiles(v3.table, 6);
+    expect(metadata['format-version']).toBe(3);
+    const result = await rewriteDataFiles({ catalog, table: v3.table, io });
+    expect(result).toMatchObject({ snapshotId: null, skipped: 'row_lineage', attempts: 0, dataFilesBefore: 6, dataFilesAfter: 6 });
+    expect(branchHead((await catalog.loadTable(v3.table)).metadata)?.['snapshot-id']).toBe(branchHead(metadata)?.['snapshot-id']);
+  });
 });

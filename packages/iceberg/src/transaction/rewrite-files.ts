@@ -69,7 +69,8 @@ interface Written {
  * Compacts an unpartitioned format v2 table: live data files smaller than the target are read
  * and written again, their rows unchanged, as few larger files, committed as one `replace`
  * snapshot on `main`. Files are grouped by the table schema they were written with (see
- * `groupBySchema`); a partitioned table or one with delete files is left alone.
+ * `groupBySchema`); a partitioned table, a v3 table (row lineage) or one with delete files is
+ * left alone.
  *
  * A lost race (409) reloads and, if every replaced file is still live and no delete file
  * appeared, commits the same files again on the new head; otherwise it fails with
@@ -79,8 +80,9 @@ interface Written {
 export async function rewriteDataFiles(options: RewriteDataFilesOptions): Promise<RewriteDataFilesResult> {
   const { catalog, table, io } = options;
   const metadata = (options.base ?? (await catalog.loadTable(table))).metadata;
-  if (metadata['format-version'] !== 2) {
-    throw new IcebergError('unsupported', `table format version ${metadata['format-version']} is not supported for rewrites; only version 2 tables`);
+  // v3 is read (and skipped below) so upkeep can go on to expire its snapshots.
+  if (metadata['format-version'] !== 2 && metadata['format-version'] !== 3) {
+    throw new IcebergError('unsupported', `table format version ${metadata['format-version']} is not supported for rewrites; only version 2 and 3 tables (v3 is skipped as row_lineage)`);
   }
   const cache: ManifestCache = new Map();
   const contents = await readHeadContents(io, metadata, cache);

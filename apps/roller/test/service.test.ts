@@ -50,9 +50,15 @@ describe('the roller service', () => {
       expect(Date.now() - sentAt).toBeGreaterThan(5_000);
       expect((await readBoth(stack, ns, 'events')).map((r) => r.x)).toEqual([1, 2, 3]);
 
-      const health = await fetch(`${address}/healthz`);
-      expect(health.status).toBe(200);
-      expect(await health.json()).toMatchObject({ status: 'ok', in_flight: 0, last_tick_at: expect.any(String) });
+      // The run ends a moment after the report settled the ledger: the sweep, then the API
+      // asked whether the sink is still due, then the lease given back.
+      const health = async () => {
+        const answer = await fetch(`${address}/healthz`);
+        expect(answer.status).toBe(200);
+        return (await answer.json()) as { in_flight: number };
+      };
+      await waitFor('the run to end', async () => (await health()).in_flight === 0, 10_000);
+      expect(await health()).toMatchObject({ status: 'ok', in_flight: 0, last_tick_at: expect.any(String) });
       // The survey (every 2 s) sets the lag gauge of every sink.
       await new Promise((r) => setTimeout(r, 2500));
       const metrics = await (await fetch(`${address}/metrics`)).text();

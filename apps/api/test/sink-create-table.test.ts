@@ -1,8 +1,14 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { CreatedSink } from '@tablemere/contracts';
 import { query } from '@tablemere/db';
 import type { RestCatalog } from '@tablemere/iceberg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stackCatalog } from '../../../tests/support/stack.ts';
+import { otherWriter } from '../../roller/test/support/readers.ts';
+import { waitFor } from '../../roller/test/support/roller.ts';
 import { call, dropNamespace, startTestApi, suffix, type TestApi } from './support/harness.ts';
 import { createSink } from './support/sinks.ts';
 
@@ -30,6 +36,37 @@ const createWithTable = (name: string, table: string, createTable: unknown) =>
 /** The audit events one request wrote, oldest first. */
 async function auditOf(requestId: unknown): Promise<Array<{ event: string; subject: string; details: Record<string, unknown> }>> {
   return query(api.pool, `SELECT event, subject, details FROM audit_events WHERE details->>'request_id' = $1 ORDER BY id`, [String(requestId)]);
+}
+
+/**
+ * Another create of a sink named `name`, caught between its insert and its commit: the row is
+ * written in an open transaction, so a request inserting the same name waits on the unique
+ * index and fails with sink_exists once `commit` runs, after its table was created.
+ */
+async function concurrentSinkNamed(name: string): Promise<{ commit(): Promise<void> }> {
+  const client = await api.pool.connect();
+  await client.query('BEGIN');
+  await client.query(
+    `INSERT INTO sinks (id, project_id, warehouse_id, name, namespace, table_name, table_uuid, send_key_sha256)
+     SELECT $1, project_id, id, $2, $3, $2 || '_elsewhere', 'none', $4 FROM warehouses WHERE name = 'garden'`,
+    [`snk_${randomBytes(6).toString('hex')}`, name, ns, randomBytes(32)],
+  );
+  return {
+    async commit() {
+      await client.query('COMMIT');
+      client.release();
+    },
+  };
+}
+
+/** Sends the create, waits until its table exists in the catalog (the request then waits on the held insert), runs `meanwhile`, then lets the insert fail. */
+async function createThatFailsAfterItsTable(sinkName: string, table: string, meanwhile: () => Promise<void>) {
+  const held = await concurrentSinkNamed(sinkName);
+  const answer = createWithTable(sinkName, `${ns}.${table}`, { columns: [{ name: 'x', type: 'long' }, { name: 'who', type: 'string' }] });
+  await waitFor(`table ${table} created`, () => catalog.tableExists({ namespace: ns, name: table }), 30_000);
+  await meanwhile();
+  await held.commit();
+  return answer;
 }
 
 describe('POST /v1/sinks with create_table', () => {
@@ -138,5 +175,36 @@ describe('POST /v1/sinks with create_table', () => {
     expect(res.body.error).toMatchObject({ code: 'sink_exists', created_table: { table: `${ns}.orphan`, dropped: true } });
     expect(await catalog.tableExists({ namespace: ns, name: 'orphan' })).toBe(false);
     expect(await catalog.tableExists({ namespace: ns, name: 'given' })).toBe(true);
+  });
+
+  it('leaves the table, and says so, when someone wrote to it before the sink failed', async () => {
+    const stopFile = path.join(mkdtempSync(path.join(tmpdir(), 'sink-table-')), 'stop');
+    const res = await createThatFailsAfterItsTable('raced_write', 'written', async () => {
+      expect(await otherWriter(ns, 'written', stopFile, 0, { most: 1 }).done).toMatchObject({ appends: 1 });
+    });
+    expect(res.status, res.text).toBe(409);
+    const { metadata } = await catalog.loadTable({ namespace: ns, name: 'written' });
+    expect(res.body.error).toMatchObject({
+      code: 'sink_exists',
+      conflict: 'name',
+      created_table: { table: `${ns}.written`, table_uuid: metadata['table-uuid'], dropped: false, left: 'it holds snapshots now, written by someone else' },
+    });
+    expect(res.body.error.message).toMatch(
+      new RegExp(`Table ${ns}.written \\(uuid ${metadata['table-uuid']}\\), created by this request, is left in the catalog: it holds snapshots now, written by someone else. Drop it, or create the sink on it without create_table.$`),
+    );
+    expect((await auditOf(res.headers['x-request-id'])).map((e) => e.event)).toEqual(['table.create']);
+  });
+
+  it('leaves a table of the same name that is not the one it created', async () => {
+    let replacement = '';
+    const res = await createThatFailsAfterItsTable('raced_replace', 'replaced', async () => {
+      await catalog.dropTable({ namespace: ns, name: 'replaced' }, { purge: true });
+      const created = await catalog.createTable(ns, 'replaced', { schema: { type: 'struct', fields: [{ id: 1, name: 'y', type: 'string', required: false }] } });
+      replacement = created.metadata['table-uuid'];
+    });
+    expect(res.status, res.text).toBe(409);
+    expect(res.body.error.created_table).toMatchObject({ dropped: false, left: `the table there now is another one (uuid ${replacement})` });
+    expect(res.body.error.created_table.table_uuid).not.toBe(replacement);
+    expect((await catalog.loadTable({ namespace: ns, name: 'replaced' })).metadata['table-uuid']).toBe(replacement);
   });
 });

@@ -52,7 +52,7 @@ export async function createSinkWithTable(
     return { ...sink, created_table: { ...describeTable(warehouse.name, namespace, name, made.metadata), inferred } };
   } catch (error) {
     const undone = await dropIfUntouched(catalog, namespace, name, tableUuid, made.namespaceCreated);
-    if (undone.dropped) await audit('table.drop', { reason: 'the sink was not created', namespace_dropped: undone.namespaceDropped }).catch(() => undefined);
+    if (undone.dropped && !undone.gone) await audit('table.drop', { reason: 'the sink was not created', namespace_dropped: undone.namespaceDropped }).catch(() => undefined);
     throw withTableOutcome(error, `${namespace}.${name}`, tableUuid, undone);
   }
 }
@@ -76,7 +76,10 @@ function notInferred(refusals: FieldRefusal[]): ApiError {
 }
 
 interface Undone {
+  /** The table is no longer there. */
   dropped: boolean;
+  /** Someone else had dropped it already (so this request records no drop). */
+  gone?: boolean;
   namespaceDropped: boolean;
   /** Why the table was left in place. */
   left?: string;
@@ -95,7 +98,8 @@ async function dropIfUntouched(catalog: RestCatalog, namespace: string, name: st
     if ((metadata.snapshots ?? []).length > 0) return { dropped: false, namespaceDropped: false, left: 'it holds snapshots now, written by someone else' };
     await catalog.dropTable({ namespace, name }, { purge: true });
   } catch (error) {
-    if (!isIcebergError(error, 'not_found')) return { dropped: false, namespaceDropped: false, left: `dropping it failed: ${toApiError(error).message}` };
+    if (isIcebergError(error, 'not_found')) return { dropped: true, gone: true, namespaceDropped: false };
+    return { dropped: false, namespaceDropped: false, left: `dropping it failed: ${toApiError(error).message}` };
   }
   if (!namespaceCreated) return { dropped: true, namespaceDropped: false };
   try {
@@ -112,7 +116,7 @@ async function dropIfUntouched(catalog: RestCatalog, namespace: string, name: st
 function withTableOutcome(error: unknown, table: string, tableUuid: string, undone: Undone): ApiError {
   const cause = toApiError(error);
   const said = undone.dropped
-    ? `Table ${table}, created by this request, was dropped again${undone.namespaceDropped ? ' (with its namespace, also created by this request)' : ''}.`
+    ? `Table ${table}, created by this request, was ${undone.gone ? 'dropped by someone else already' : 'dropped again'}${undone.namespaceDropped ? ' (with its namespace, also created by this request)' : ''}.`
     : `Table ${table} (uuid ${tableUuid}), created by this request, is left in the catalog: ${undone.left}. Drop it, or create the sink on it without create_table.`;
   return new ApiError(cause.code, {
     message: `${cause.message} ${said}`,

@@ -74,6 +74,8 @@ describe('tablemere sink create with its table', () => {
     expect(await rollOnce(api, sink.id)).toMatchObject({ status: 'rolled', rows: 2, rejected_rows: 0 });
 
     const rows = await pyicebergRows(namespace, 'readings');
+    // The first roll added __ingest_ts, as on any sink's table, and stamped both rows.
+    expect(rows.map((row) => typeof row.__ingest_ts)).toEqual(['string', 'string']);
     expect(rows.map(({ __ingest_ts, ...row }) => row).sort((a, b) => String(a.device).localeCompare(String(b.device)))).toEqual([
       { device: 'b1', temp_c: -3.25, at: '2026-12-02T12:00:00.500000Z', tags: ['north', 'roof'], pos: { lat: 1.5, lon: -2 }, ok: false, n: null },
       { device: 'b2', temp_c: 4, at: null, tags: null, pos: null, ok: null, n: 9007199254740993n },

@@ -9,14 +9,16 @@ import {
   ROLL_SECONDS_DEFAULT,
   ROLL_SECONDS_MAX,
   ROLL_SECONDS_MIN,
+  UNKNOWN_FIELDS_MODES,
+  type UnknownFields,
 } from '@tablemere/contracts';
-import type { Command } from 'commander';
+import { type Command, Option } from 'commander';
 import { type CommandContext, catalogSegment } from '../context.ts';
 import { usageError } from '../errors.ts';
 import { size } from '../human.ts';
 import { checkKeyDestination, type KeyDestination, keyFileOf, keyLines, PendingKeyFile, withoutKey } from '../key-file.ts';
 import { integerOption, sizeOption } from '../options.ts';
-import { describeRoll } from '../sink-view.ts';
+import { describeRoll, describeUnknownFields } from '../sink-view.ts';
 
 interface Options extends KeyDestination {
   table: string;
@@ -24,6 +26,7 @@ interface Options extends KeyDestination {
   rollSeconds?: number;
   rollBytes?: number;
   inactivitySeconds?: number;
+  unknownFields?: UnknownFields;
   json?: boolean;
 }
 
@@ -44,6 +47,9 @@ export function addSinkCreate(sink: Command, context: CommandContext): void {
       '--inactivity-seconds <n>',
       `commit early once no batch arrived for this long (at least ${INACTIVITY_SECONDS_MIN}; default: off)`,
       integerOption('--inactivity-seconds'),
+    )
+    .addOption(
+      new Option('--unknown-fields <mode>', 'a row field the table lacks: reject the row (default) or add it as an optional column').choices(UNKNOWN_FIELDS_MODES),
     )
     .option('--save <file>', 'write the send key, sink id and ingest URL to this file (mode 0600); print no key')
     .option('--show-key', 'print the send key, once (it cannot be shown again)')
@@ -81,6 +87,7 @@ Example:
         `created sink ${sink.name} (${sink.id}) for ${sink.table} in catalog ${sink.warehouse}`,
         `  ingest URL  ${sink.ingest_url}`,
         `  roll        ${describeRoll(sink.roll)}`,
+        `  new fields  ${describeUnknownFields(sink.unknown_fields)}`,
         ...keyLines(sink, keyFile, options.save),
       ]);
     });
@@ -98,6 +105,7 @@ function createSinkRequest(catalog: string, options: Options): CreateSinkInput {
     ...(options.rollSeconds !== undefined ? { roll_seconds: options.rollSeconds } : {}),
     ...(options.rollBytes !== undefined ? { roll_bytes: options.rollBytes } : {}),
     ...(options.inactivitySeconds !== undefined ? { inactivity_seconds: options.inactivitySeconds } : {}),
+    ...(options.unknownFields !== undefined ? { unknown_fields: options.unknownFields } : {}),
   };
   const request = CreateSinkRequest.safeParse(body);
   if (request.success) return body;

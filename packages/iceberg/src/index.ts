@@ -5,6 +5,7 @@ export * from './catalog/rest/index.ts';
 export * from './io/index.ts';
 export * from './spec/index.ts';
 export { commitSchemaChange, type NewColumn, type SchemaChange } from './transaction/schema-change.ts';
+export { columnPath, hasColumn } from './transaction/schema-fields.ts';
 export * from './writer/index.ts';
 export { NdjsonConverterPool, type NdjsonParquet, type NdjsonParquetOptions, type NdjsonPoolOptions } from './parallel/ndjson-pool.ts';
 export type { ParquetOptions } from './parallel/protocol.ts';

@@ -1,18 +1,13 @@
 import type { RestCatalog } from '../catalog/rest/client.ts';
 import type { LoadTableResult, TableIdent, TableRequirement, TableUpdate } from '../catalog/rest/types.ts';
-import { IcebergError, isIcebergError } from '../errors.ts';
+import { isIcebergError } from '../errors.ts';
 import { currentSchema, type TableMetadata } from '../spec/metadata.ts';
-import { parseTypeString, typeString } from '../spec/types.ts';
+import { addColumns, hasColumn, type NewColumn } from './schema-fields.ts';
 
-export interface NewColumn {
-  name: string;
-  /** A primitive type string: `timestamptz`, `decimal(10,2)`, `fixed[16]`, ... */
-  type: string;
-  doc?: string;
-}
+export type { NewColumn } from './schema-fields.ts';
 
 export interface SchemaChange {
-  /** Optional columns appended after the existing ones, with ids from last-column-id + 1. */
+  /** Optional columns appended after the existing ones (of the table or of a struct in it), with ids from last-column-id + 1. */
   addColumns?: NewColumn[];
   setProperties?: Record<string, string>;
 }
@@ -32,23 +27,11 @@ export async function commitSchemaChange(
   const columns = change.addColumns ?? [];
   const properties = change.setProperties ?? {};
   const schema = currentSchema(base);
-  for (const column of columns) {
-    if (schema.fields.some((f) => f.name === column.name)) {
-      throw new IcebergError('already_exists', `column ${column.name} already exists in ${table.name}`);
-    }
-  }
   const requirements: TableRequirement[] = [{ type: 'assert-table-uuid', uuid: base['table-uuid'] }];
   const updates: TableUpdate[] = [];
   if (columns.length > 0) {
     const lastColumnId = base['last-column-id'];
-    const added = columns.map((column, i) => ({
-      id: lastColumnId + 1 + i,
-      name: column.name,
-      required: false,
-      // Normalised through the type parser so a malformed type fails here, not on the server.
-      type: canonicalType(column.type),
-      ...(column.doc === undefined ? {} : { doc: column.doc }),
-    }));
+    const added = addColumns(schema, lastColumnId, columns);
     const nextSchemaId = Math.max(...base.schemas.map((s) => s['schema-id'])) + 1;
     requirements.push(
       { type: 'assert-current-schema-id', 'current-schema-id': schema['schema-id'] },
@@ -57,8 +40,8 @@ export async function commitSchemaChange(
     updates.push(
       {
         action: 'add-schema',
-        schema: { ...schema, 'schema-id': nextSchemaId, fields: [...schema.fields, ...added] },
-        'last-column-id': lastColumnId + columns.length,
+        schema: { ...schema, 'schema-id': nextSchemaId, fields: added.fields },
+        'last-column-id': added.lastColumnId,
       },
       // -1 selects the schema added by this commit.
       { action: 'set-current-schema', 'schema-id': -1 },
@@ -78,15 +61,9 @@ export async function commitSchemaChange(
   return catalog.loadTable(table);
 }
 
-function canonicalType(text: string): string {
-  const type = parseTypeString(text);
-  if (type.kind === 'unsupported') throw new IcebergError('unsupported', `cannot add a column of type ${type.name}`);
-  return typeString(type);
-}
-
 function isApplied(metadata: TableMetadata, columns: NewColumn[], properties: Record<string, string>): boolean {
-  const fields = currentSchema(metadata).fields;
-  const hasColumns = columns.every((c) => fields.some((f) => f.name === c.name && !f.required));
+  const schema = currentSchema(metadata);
+  const hasColumns = columns.every((c) => hasColumn(schema, c));
   const hasProperties = Object.entries(properties).every(([k, v]) => metadata.properties?.[k] === v);
   return hasColumns && hasProperties;
 }

@@ -4,6 +4,7 @@ export * from './iceberg-types.ts';
 export * from './keys.ts';
 export * from './names.ts';
 export * from './tables.ts';
+export * from './infer-schema.ts';
 export * from './warehouses.ts';
 export * from './connection.ts';
 export * from './sinks.ts';

@@ -51,10 +51,23 @@ describe('planNewColumns', () => {
   it('types a field from all its values: long with double is double, structs take every field; on a conflict the first wins', () => {
     expect(plan({ x: 1, n: 1 }, { x: 2, n: 2.5 })).toEqual([{ parent: [], name: 'n', type: { kind: 'double' } }]);
     expect(plan({ x: 1, c: 'red' }, { x: 2, c: 7 })).toEqual([{ parent: [], name: 'c', type: { kind: 'string' } }]);
+    expect(plan({ x: 1, c: 7 }, { x: 2, c: 'red' })).toEqual([{ parent: [], name: 'c', type: { kind: 'long' } }]);
+    expect(plan({ x: 1, g: { a: 1 } }, { x: 2, g: { a: 'x' } })[0]!.type).toMatchObject({ kind: 'struct', fields: [{ name: 'a', type: { kind: 'long' } }] });
     expect(plan({ x: 1, g: { a: 1 } }, { x: 2, g: { b: true } })[0]!.type).toMatchObject({ kind: 'struct', fields: [{ name: 'a' }, { name: 'b' }] });
   });
 
-  it('adds nothing for fields whose values give no type (null, [], {}), nor for known fields', () => {
+  it('adds no field a column cannot be named after: bad names, metadata column names, names differing only in case', () => {
+    expect(plan({ x: 1, 'bad-name': 1, _FILE: 'f', X: 2, device: { MODEL: 'm', Fw: 1 } }, { x: 2, device: { fw: 2 } }).map((c) => [...c.parent!, c.name].join('.'))).toEqual([]);
+    expect(plan({ x: 1, _file_name: 'f' }).map((c) => c.name)).toEqual(['_file_name']);
+  });
+
+  it('types integers beyond 2^53 exactly, and keeps the first kind where a later one cannot join it', () => {
+    expect(planNewColumns(schema, ['{"x": 1, "big": 9007199254740993}', '{"x": 2, "big": 1.5}'])).toEqual([{ parent: [], name: 'big', type: { kind: 'long' } }]);
+    expect(plan({ x: 1, v: 5 }, { x: 2, v: 'five' }, { x: 3, v: 2.5 })).toEqual([{ parent: [], name: 'v', type: { kind: 'double' } }]);
+  });
+
+  it('leaves out the null members of a new struct, and adds nothing for fields whose values give no type (null, [], {}), nor for known fields', () => {
+    expect(plan({ x: 1, gps: { lat: 1.5, fix: null } })[0]!.type).toEqual({ kind: 'struct', fields: [{ id: 0, name: 'lat', required: false, type: { kind: 'double' } }] });
     expect(plan({ x: 1, n: null, e: [], o: {}, l: [null] }, { x: 2, device: { model: 'b' } })).toEqual([]);
     expect(plan({ x: 1, n: null }, { x: 2, n: 5 })).toEqual([{ parent: [], name: 'n', type: { kind: 'long' } }]);
   });
@@ -75,7 +88,7 @@ describe('validateBatches for a sink adding columns', () => {
     const lines = result.batches[0]!.rejectLines.map((l) => JSON.parse(l) as { reason: string; field: string; message: string });
     expect(lines).toEqual([
       expect.objectContaining({ reason: 'type_mismatch', field: 'n', message: expect.stringContaining('this roll added n as long') }),
-      expect.objectContaining({ reason: 'unknown_field', field: 'e', message: expect.stringContaining('which null, [] and {} do not') }),
+      expect.objectContaining({ reason: 'unknown_field', field: 'e', message: expect.stringContaining('null, [] or {} alone do not') }),
     ]);
     // A sink that rejects unknown fields rejects the null too, as before.
     expect(validateBatches(evolved, [batch('b', rows)]).batches[0]!.reasons).toEqual({ unknown_field: 2, type_mismatch: 1 });

@@ -121,7 +121,7 @@ export class BatchValidator {
  */
 function explainNewField(reject: RowReject, options: NewFieldOptions): RowReject {
   if (reject.reason === 'unknown_field' && reject.field !== INGEST_TS) {
-    return { ...reject, message: `${reject.message}; add_columns adds a field once a row gives it a type, which null, [] and {} do not` };
+    return { ...reject, message: `${reject.message}; add_columns adds a field once its values give it one type (null, [] or {} alone do not) and its name can be a column's` };
   }
   if (reject.reason !== 'type_mismatch') return reject;
   const path = reject.field.replace(/\[\d+\]/g, '');

@@ -87,7 +87,7 @@ Example:
         `created sink ${sink.name} (${sink.id}) for ${sink.table} in catalog ${sink.warehouse}`,
         `  ingest URL  ${sink.ingest_url}`,
         `  roll        ${describeRoll(sink.roll)}`,
-        `  new fields  ${describeUnknownFields(sink.unknown_fields)}`,
+        ...(sink.unknown_fields === 'reject' ? [] : [`  new fields  ${describeUnknownFields(sink.unknown_fields)}`]),
         ...keyLines(sink, keyFile, options.save),
       ]);
     });

@@ -4,7 +4,7 @@ export * from './spec/metadata.ts';
 export * from './catalog/rest/index.ts';
 export * from './io/index.ts';
 export * from './spec/index.ts';
-export { commitSchemaChange, type NewColumn, type SchemaChange } from './transaction/schema-change.ts';
+export { changeSchema, commitSchemaChange, type NewColumn, type SchemaChange, type SchemaChangeOptions, type SchemaChangeResult } from './transaction/schema-change.ts';
 export { columnPath, hasColumn } from './transaction/schema-fields.ts';
 export * from './writer/index.ts';
 export { NdjsonConverterPool, type NdjsonParquet, type NdjsonParquetOptions, type NdjsonPoolOptions } from './parallel/ndjson-pool.ts';

@@ -16,7 +16,6 @@ import { writeSidecar } from './sidecar.ts';
 import { type BatchCount, INLINE_BATCHES } from './summary.ts';
 import { sweepIntake } from './sweep.ts';
 import { BatchValidator, type NewFieldOptions, type Validation } from './validate.ts';
-import { planNewColumns } from './new-fields.ts';
 import { writeData } from './write.ts';
 
 export interface RollResult {
@@ -40,8 +39,11 @@ export interface RollResult {
 
 /** A schema that keeps changing under the roll is given up on after this many validations. */
 const SCHEMA_ROUNDS = 3;
-/** Schema commits of new fields a roll tries (each lost race to another writer's schema change is one). */
-const ADD_COLUMNS_ROUNDS = 5;
+/**
+ * Schema changes a roll adding columns validates again after (more than one only when the
+ * schema keeps changing under it); fields still unknown after them are rejected as unknown_field.
+ */
+const ADD_COLUMNS_ROUNDS = 3;
 
 /**
  * One roll of one sink, the steps in the description's order: reload, invariant, first roll,
@@ -117,14 +119,17 @@ async function rollBatches(ctx: RollContext, table: TenantTable, chosen: readonl
       }
       batches = read;
       if (batches.length === 0) return summarize('idle', null, validation, attempts);
-      const columns = addsColumns ? planNewColumns(schema, validation.unknownRows) : [];
-      if (columns.length > 0) {
-        // One schema commit for every new field, then the rows are validated again against it.
-        if (++addRounds > ADD_COLUMNS_ROUNDS) throw new RollError('commit_conflict', `the table's schema changed ${ADD_COLUMNS_ROUNDS} times while the roll added columns for new fields`);
-        const outcome = await timed(ctx, 'add_columns', () => addNewColumns(ctx, { ...table, loaded: { ...table.loaded, metadata } }, metadata, columns));
-        if (outcome.kind === 'added') added.push(...outcome.columns);
-        metadata = outcome.metadata;
-        continue;
+      if (addsColumns && validation.unknownRows.length > 0 && addRounds < ADD_COLUMNS_ROUNDS) {
+        // One schema commit for every new field, then the rows are validated again against the
+        // schema it left (the owner's too, when the owner changed it first). Fields that get no
+        // column leave the table as it was, and their rows stay rejected.
+        const outcome = await timed(ctx, 'add_columns', () => addNewColumns(ctx, table, metadata, validation.unknownRows));
+        if (outcome.metadata !== metadata) {
+          addRounds++;
+          added.push(...outcome.columns);
+          metadata = outcome.metadata;
+          continue;
+        }
       }
       const keys = batches.map((b) => b.key);
       await timed(ctx, 'rejects', () => writeRejects(ctx, validation));

@@ -48,13 +48,14 @@ export interface NothingToDo<T> {
 export interface CommitDriverOptions<T> {
   catalog: RestCatalog;
   table: TableIdent;
-  io: FileIO;
+  /** Where recorded files are deleted; an operation that writes none (a schema change) needs none. */
+  io?: FileIO;
   /** For messages: "append", "rewrite", "snapshot expiry", ... */
   operation: string;
   /** The table format versions the operation writes; another version fails `unsupported`. */
   formatVersions: readonly number[];
   /** The table as last loaded; loaded when omitted. */
-  base?: LoadTableResult;
+  base?: Pick<LoadTableResult, 'metadata'>;
   retry?: Partial<RetryPolicy>;
   /** Builds the commit on the fresh table, once per attempt; throw to abandon the operation. */
   build: (context: CommitContext) => Promise<CommitAttempt<T> | NothingToDo<T>>;
@@ -176,7 +177,7 @@ async function reload(options: CommitDriverOptions<unknown>, policy: RetryPolicy
 }
 
 /** Deletes the recorded files that none of `kept` references. A failed delete costs storage, not correctness. */
-async function deleteUnreferenced(io: FileIO, written: Set<string>, kept: ReadonlyArray<CommitAttempt<unknown>>): Promise<void> {
+async function deleteUnreferenced(io: FileIO | undefined, written: Set<string>, kept: ReadonlyArray<CommitAttempt<unknown>>): Promise<void> {
   const referenced = new Set(kept.flatMap((attempt) => attempt.references ?? []));
   await deleteFiles(io, forget(written, [...written].filter((location) => !referenced.has(location))));
 }
@@ -187,7 +188,8 @@ function forget(written: Set<string>, locations: readonly string[]): string[] {
   return [...locations];
 }
 
-async function deleteFiles(io: FileIO, locations: readonly string[]): Promise<void> {
+async function deleteFiles(io: FileIO | undefined, locations: readonly string[]): Promise<void> {
+  if (io === undefined) return;
   await mapBounded(locations, { width: IO_WIDTH }, async (location) => {
     try {
       await io.delete(location);

@@ -1,13 +1,14 @@
 import type { CreatedSink } from '@tablemere/contracts';
 import { currentSchema, type SchemaJson } from '@tablemere/iceberg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFaultyProxy, type FaultyProxy } from '../../../packages/iceberg/test/faulty-proxy.ts';
+import type { FaultyProxy } from '../../../packages/iceberg/test/faulty-proxy.ts';
 import { stackEnv } from '../../../tests/support/stack.ts';
 import { createSink, getSink, send } from './support/api.ts';
 import { expireLease, intakeBatches, readBoth, rejectsOf } from './support/expect.ts';
 import { ownerAddsColumn, pyicebergSnapshots, spark } from './support/readers.ts';
 import { runCli, summaries } from './support/roller.ts';
-import { startTestStack, suffix, type TestStack } from './support/stack.ts';
+import { startProxiedStack } from './support/proxied-stack.ts';
+import { suffix, type TestStack } from './support/stack.ts';
 
 /**
  * A sink with `unknown_fields: add_columns`: the roll adds the new fields of its rows as
@@ -20,10 +21,7 @@ let proxy: FaultyProxy;
 const namespaces: string[] = [];
 
 beforeAll(async () => {
-  const env = stackEnv();
-  const catalog = new URL(env.ICEBERG_REST_URI!);
-  proxy = await startFaultyProxy(catalog.origin, { dropAnswers: 0, forward: true });
-  stack = await startTestStack({ env: { ...env, ICEBERG_REST_URI: `${proxy.uri}${catalog.pathname.replace(/\/$/, '')}` } });
+  ({ stack, proxy } = await startProxiedStack(stackEnv()));
 });
 
 afterAll(async () => {

@@ -47,7 +47,8 @@ const ADD_COLUMNS_ROUNDS = 3;
 
 /**
  * One roll of one sink, the steps in the description's order: reload, invariant, first roll,
- * read, validate, rejects, write, (sidecar,) commit, delete, report, sweep. The caller holds the lease.
+ * read, validate, (add columns and validate again,) rejects, write, (sidecar,) commit, delete,
+ * report, sweep. The caller holds the lease.
  */
 export async function runRoll(ctx: RollContext): Promise<RollResult> {
   let table = await timed(ctx, 'reload', () => reloadTable(ctx));
@@ -93,7 +94,10 @@ async function readAndValidate(
   });
 }
 
-/** Read + validate → rejects → write → sidecar (above 1,000 batches) → intent → commit (again on a schema change) → delete → report. */
+/**
+ * Read + validate → (add columns for new fields, then again) → rejects → write → sidecar (above
+ * 1,000 batches) → intent → commit (again on a schema change) → delete → report.
+ */
 async function rollBatches(ctx: RollContext, table: TenantTable, chosen: readonly IntakeObject[]): Promise<BatchesResult> {
   const { crash } = ctx.deps;
   let batches: readonly IntakeObject[] = chosen;

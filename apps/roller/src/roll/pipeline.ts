@@ -108,7 +108,7 @@ async function rollBatches(ctx: RollContext, table: TenantTable, chosen: readonl
   let attempts = 0;
   let dataFiles: DataFile[] = [];
   let committed = false;
-  // A sink adding columns: the columns this roll added, and how many schema commits it tried.
+  // A sink adding columns: the columns this roll added, and the schema changes it validated again after.
   const addsColumns = ctx.sink.unknown_fields === 'add_columns';
   const added: Array<NewFieldOptions['added'][number]> = [];
   let addRounds = 0;
@@ -128,6 +128,7 @@ async function rollBatches(ctx: RollContext, table: TenantTable, chosen: readonl
         // schema it left (the owner's too, when the owner changed it first). Fields that get no
         // column leave the table as it was, and their rows stay rejected.
         const outcome = await timed(ctx, 'add_columns', () => addNewColumns(ctx, table, metadata, validation.unknownRows));
+        // The same metadata object back: nothing could be added, and nothing changed.
         if (outcome.metadata !== metadata) {
           addRounds++;
           added.push(...outcome.columns);

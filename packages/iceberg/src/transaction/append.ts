@@ -6,12 +6,13 @@ import { branchHead, currentSchema, defaultPartitionSpec, isInAncestry, type Tab
 import { bindPartitionSpec } from '../partition/bound-spec.ts';
 import { partitionSummaries } from '../partition/summary.ts';
 import { schemaFromJson } from '../spec/schema.ts';
-import { assignFirstRowIds, readManifestList, writeManifest, writeManifestList, type DataFile, type ManifestFile } from '../writer/index.ts';
+import { readManifestList, writeManifest, writeManifestList, type DataFile, type ManifestFile } from '../writer/index.ts';
 import { commitWithRetries } from './commit-driver.ts';
 import { snapshotAttemptLanded } from './landed.ts';
 import { manifestListLocation, manifestLocation } from './locations.ts';
 import { ManifestMerger, manifestMergePolicy } from './merge-manifests.ts';
 import type { RetryPolicy } from './retry.ts';
+import { snapshotRowIds } from './row-lineage.ts';
 import { newSnapshotId } from './snapshot-id.ts';
 import { mainSnapshotCommit } from './snapshot-commit.ts';
 import { appendSummary, type ListedTotals } from './summary.ts';
@@ -100,7 +101,7 @@ export async function appendDataFiles(options: AppendOptions): Promise<AppendRes
       const merged = await merger.merge({ metadata, snapshotId, sequenceNumber, manifests: [ours, ...parentManifests] });
       for (const location of merger.written) wrote(location);
       // v3: the snapshot's row ids start at the table's next-row-id, reread on every attempt.
-      const lineage = metadata['format-version'] >= 3 ? rowLineage(metadata, merged) : undefined;
+      const lineage = metadata['format-version'] >= 3 ? snapshotRowIds(metadata, merged) : undefined;
       const manifests = lineage?.manifests ?? merged;
       const listLocation = manifestListLocation(metadata.location, snapshotId, attempt);
       wrote(listLocation);
@@ -156,14 +157,6 @@ function foundLanded(snapshotId: bigint, metadata: TableMetadata, attempts: numb
 interface OurManifest {
   written: WrittenManifest;
   filesSize: bigint;
-}
-
-/** The table's next row id and the manifests with first row ids assigned from it (format v3). */
-function rowLineage(metadata: TableMetadata, manifests: readonly ManifestFile[]): { firstRowId: bigint; addedRows: bigint; manifests: ManifestFile[] } {
-  const next = metadata['next-row-id'];
-  const firstRowId = typeof next === 'bigint' ? next : BigInt(typeof next === 'number' ? next : 0);
-  const assigned = assignFirstRowIds(manifests, firstRowId);
-  return { firstRowId, addedRows: assigned.addedRows, manifests: assigned.manifests };
 }
 
 /**

@@ -48,7 +48,8 @@ export interface NothingToDo<T> {
 export interface CommitDriverOptions<T> {
   catalog: RestCatalog;
   table: TableIdent;
-  io: FileIO;
+  /** Where recorded files are deleted; an operation that writes none (a schema change) needs none. */
+  io?: FileIO;
   /** For messages: "append", "rewrite", "snapshot expiry", ... */
   operation: string;
   /** The table format versions the operation writes; another version fails `unsupported`. */
@@ -60,6 +61,15 @@ export interface CommitDriverOptions<T> {
   build: (context: CommitContext) => Promise<CommitAttempt<T> | NothingToDo<T>>;
   /** Told about each failed attempt that will be retried. */
   onRetry?: (event: { attempt: number; error: IcebergError; delayMs: number }) => void;
+}
+
+/** The driver options an operation takes from its caller as they are. */
+export type PassedOn = Pick<CommitDriverOptions<unknown>, 'catalog' | 'table' | 'io' | 'base' | 'retry' | 'onRetry'>;
+
+/** Those of `options`, and only those (an operation's options hold more). */
+export function passedOn(options: PassedOn): PassedOn {
+  const { catalog, table, io, base, retry, onRetry } = options;
+  return { catalog, table, ...(io ? { io } : {}), ...(base ? { base } : {}), ...(retry ? { retry } : {}), ...(onRetry ? { onRetry } : {}) };
 }
 
 /**
@@ -176,7 +186,7 @@ async function reload(options: CommitDriverOptions<unknown>, policy: RetryPolicy
 }
 
 /** Deletes the recorded files that none of `kept` references. A failed delete costs storage, not correctness. */
-async function deleteUnreferenced(io: FileIO, written: Set<string>, kept: ReadonlyArray<CommitAttempt<unknown>>): Promise<void> {
+async function deleteUnreferenced(io: FileIO | undefined, written: Set<string>, kept: ReadonlyArray<CommitAttempt<unknown>>): Promise<void> {
   const referenced = new Set(kept.flatMap((attempt) => attempt.references ?? []));
   await deleteFiles(io, forget(written, [...written].filter((location) => !referenced.has(location))));
 }
@@ -187,7 +197,8 @@ function forget(written: Set<string>, locations: readonly string[]): string[] {
   return [...locations];
 }
 
-async function deleteFiles(io: FileIO, locations: readonly string[]): Promise<void> {
+async function deleteFiles(io: FileIO | undefined, locations: readonly string[]): Promise<void> {
+  if (io === undefined || locations.length === 0) return;
   await mapBounded(locations, { width: IO_WIDTH }, async (location) => {
     try {
       await io.delete(location);

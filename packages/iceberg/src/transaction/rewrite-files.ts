@@ -4,17 +4,15 @@ import { IcebergError } from '../errors.ts';
 import type { FileIO } from '../io/file-io.ts';
 import { branchHead, defaultPartitionSpec, type TableMetadata } from '../spec/metadata.ts';
 import type { DataFile } from '../writer/data-file.ts';
-import { type ManifestDataFile, writeManifestList } from '../writer/index.ts';
-import { manifestListLocation } from './locations.ts';
+import type { ManifestDataFile } from '../writer/index.ts';
 import { replaceInManifests, writeAddedManifest } from './replace-manifests.ts';
 import { listEntry, type WrittenManifest } from './written-manifest.ts';
 import { rewriteBin } from './rewrite-bin.ts';
-import { type InheritedLineage, snapshotRowIds } from './row-lineage.ts';
+import type { InheritedLineage } from './row-lineage.ts';
 import { groupBySchema, type KeptFiles, packBins, smallFiles, type RewriteBin } from './rewrite-plan.ts';
-import { commitWithRetries } from './commit-driver.ts';
-import { snapshotAttemptLanded } from './landed.ts';
+import { commitWithRetries, passedOn } from './commit-driver.ts';
 import type { RetryPolicy } from './retry.ts';
-import { mainSnapshotCommit } from './snapshot-commit.ts';
+import { writeSnapshotAttempt } from './snapshot-commit.ts';
 import { newSnapshotId } from './snapshot-id.ts';
 import { type AppendedFiles, replaceSummary } from './summary.ts';
 import { type HeadContents, type ManifestCache, readHeadContents } from './table-contents.ts';
@@ -88,14 +86,11 @@ export async function rewriteDataFiles(options: RewriteDataFilesOptions): Promis
   const cache: ManifestCache = new Map();
   let rewrite: Rewrite | undefined;
   return commitWithRetries<RewriteDataFilesResult>({
-    catalog: options.catalog,
-    table: options.table,
-    io,
-    ...(options.base ? { base: options.base } : {}),
-    ...(options.retry ? { retry: options.retry } : {}),
+    ...passedOn(options),
     operation: 'rewrite',
     formatVersions: [2, 3],
-    build: async ({ metadata, attempt, startedAt, wrote }) => {
+    build: async (context) => {
+      const { metadata, wrote } = context;
       const contents = await readHeadContents(io, metadata, cache);
       if (rewrite === undefined) {
         const planned = await plan(options, metadata, contents);
@@ -105,41 +100,19 @@ export async function rewriteDataFiles(options: RewriteDataFilesOptions): Promis
       assertStillReplaceable(contents, rewrite.replacedPaths);
       await options.validateBase?.(metadata);
       const { snapshotId } = rewrite;
-      const parent = branchHead(metadata);
       const sequenceNumber = BigInt((metadata['last-sequence-number'] ?? 0) + 1);
       const listed = [
         listEntry(rewrite.added, snapshotId, sequenceNumber),
         ...(await replaceInManifests(io, metadata, contents, rewrite.replacedPaths, snapshotId, sequenceNumber, rewrite.rewritten)),
       ];
-      // v3: the snapshot takes row ids for its new manifests as any other (Java's manifest list writer).
-      const lineage = metadata['format-version'] >= 3 ? snapshotRowIds(metadata, listed) : undefined;
-      const manifests = lineage?.manifests ?? listed;
       for (const manifest of rewrite.rewritten.values()) wrote(manifest.location);
-      const listLocation = manifestListLocation(metadata.location, snapshotId, attempt);
-      wrote(listLocation);
-      await io.put(
-        listLocation,
-        writeManifestList({
-          snapshotId,
-          parentSnapshotId: parent?.['snapshot-id'] ?? null,
-          sequenceNumber,
-          manifests,
-          ...(lineage ? { formatVersion: 3, firstRowId: lineage.firstRowId } : {}),
-        }),
-      );
-      const summary = replaceSummary(parent?.summary, rewrite.addedTotals, rewrite.removed, liveTotals(contents), options.summary);
+      const summary = replaceSummary(branchHead(metadata)?.summary, rewrite.addedTotals, rewrite.removed, liveTotals(contents), options.summary);
+      // v3: the snapshot takes row ids for its new manifests as any other (Java's manifest list writer).
+      const commit = await writeSnapshotAttempt(io, context, { snapshotId, sequenceNumber, manifests: listed, summary });
       const done = rewrite;
       return {
-        ...mainSnapshotCommit(metadata, parent, {
-          snapshotId,
-          sequenceNumber,
-          manifestList: listLocation,
-          summary,
-          ...(lineage ? { firstRowId: lineage.firstRowId, addedRows: lineage.addedRows } : {}),
-        }),
-        references: [listLocation, ...manifests.map((m) => m.manifest_path), ...done.dataFiles.map((f) => f.filePath)],
-        ownFiles: [listLocation],
-        landed: (reloaded) => snapshotAttemptLanded(io, reloaded, { snapshotId, manifestList: listLocation }, startedAt),
+        ...commit,
+        references: [...commit.references!, ...done.dataFiles.map((f) => f.filePath)],
         result: (after, attempts) => result(after, contents, done, attempts),
       };
     },

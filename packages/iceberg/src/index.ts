@@ -27,13 +27,15 @@ export {
 export { DEFAULT_RETRY_POLICY, type RetryPolicy } from './transaction/retry.ts';
 export {
   commitWithRetries,
+  passedOn,
   type CommitAttempt,
   type CommitContext,
   type CommitDriverOptions,
   type NothingToDo,
+  type PassedOn,
 } from './transaction/commit-driver.ts';
 export { CLOCK_MARGIN_MS, historyCovers, landed, type Landed, snapshotAttemptLanded } from './transaction/landed.ts';
-export { mainSnapshotCommit, type NewSnapshot } from './transaction/snapshot-commit.ts';
+export { mainSnapshotCommit, type NewSnapshot, type SnapshotAttempt, writeSnapshotAttempt } from './transaction/snapshot-commit.ts';
 export { listEntry, tally, type ManifestCounts, type WrittenManifest } from './transaction/written-manifest.ts';
 export { newSnapshotId } from './transaction/snapshot-id.ts';
 export { dataFileLocation, manifestListLocation, manifestLocation } from './transaction/locations.ts';

@@ -6,14 +6,13 @@ import { branchHead, currentSchema, defaultPartitionSpec, isInAncestry, type Tab
 import { bindPartitionSpec } from '../partition/bound-spec.ts';
 import { partitionSummaries } from '../partition/summary.ts';
 import { schemaFromJson } from '../spec/schema.ts';
-import { assignFirstRowIds, readManifestList, writeManifest, writeManifestList, type DataFile, type ManifestFile } from '../writer/index.ts';
-import { commitWithRetries } from './commit-driver.ts';
-import { snapshotAttemptLanded } from './landed.ts';
-import { manifestListLocation, manifestLocation } from './locations.ts';
+import { readManifestList, writeManifest, type DataFile, type ManifestFile } from '../writer/index.ts';
+import { commitWithRetries, passedOn } from './commit-driver.ts';
+import { manifestLocation } from './locations.ts';
 import { ManifestMerger, manifestMergePolicy } from './merge-manifests.ts';
 import type { RetryPolicy } from './retry.ts';
 import { newSnapshotId } from './snapshot-id.ts';
-import { mainSnapshotCommit } from './snapshot-commit.ts';
+import { writeSnapshotAttempt } from './snapshot-commit.ts';
 import { appendSummary, type ListedTotals } from './summary.ts';
 import { listEntry, type WrittenManifest } from './written-manifest.ts';
 
@@ -75,15 +74,11 @@ export async function appendDataFiles(options: AppendOptions): Promise<AppendRes
   /** Made once from the first base's properties, and kept so retries reuse its merges. */
   let merger: ManifestMerger | undefined;
   return commitWithRetries<AppendResult>({
-    catalog: options.catalog,
-    table: options.table,
-    io,
-    ...(options.base ? { base: options.base } : {}),
-    ...(options.retry ? { retry: options.retry } : {}),
-    ...(options.onRetry ? { onRetry: options.onRetry } : {}),
+    ...passedOn(options),
     operation: 'append',
     formatVersions: [2, 3],
-    build: async ({ metadata, attempt, startedAt, wrote }) => {
+    build: async (context) => {
+      const { metadata, attempt, wrote } = context;
       if (isInAncestry(metadata, snapshotId)) return { nothingToDo: foundLanded(snapshotId, metadata, attempt - 1) };
       await options.validateBase?.(metadata);
       assertSameSpec(metadata, manifest);
@@ -99,38 +94,15 @@ export async function appendDataFiles(options: AppendOptions): Promise<AppendRes
       const ours = listEntry(manifest.written, snapshotId, sequenceNumber);
       const merged = await merger.merge({ metadata, snapshotId, sequenceNumber, manifests: [ours, ...parentManifests] });
       for (const location of merger.written) wrote(location);
-      // v3: the snapshot's row ids start at the table's next-row-id, reread on every attempt.
-      const lineage = metadata['format-version'] >= 3 ? rowLineage(metadata, merged) : undefined;
-      const manifests = lineage?.manifests ?? merged;
-      const listLocation = manifestListLocation(metadata.location, snapshotId, attempt);
-      wrote(listLocation);
-      await io.put(
-        listLocation,
-        writeManifestList({
-          snapshotId,
-          parentSnapshotId: parent?.['snapshot-id'] ?? null,
-          sequenceNumber,
-          manifests,
-          ...(lineage ? { formatVersion: 3, firstRowId: lineage.firstRowId } : {}),
-        }),
-      );
       const summary = appendSummary(
         parent?.summary,
         { dataFiles: manifest.written.counts.added_files_count, records: manifest.written.counts.added_rows_count, filesSize: manifest.filesSize },
         parent ? listedTotals(parentManifests) : undefined,
         options.summary,
       );
+      const { manifests, manifestList, ...commit } = await writeSnapshotAttempt(io, context, { snapshotId, sequenceNumber, manifests: merged, summary });
       return {
-        ...mainSnapshotCommit(metadata, parent, {
-          snapshotId,
-          sequenceNumber,
-          manifestList: listLocation,
-          summary,
-          ...(lineage ? { firstRowId: lineage.firstRowId, addedRows: lineage.addedRows } : {}),
-        }),
-        references: [listLocation, ...manifests.map((m) => m.manifest_path)],
-        ownFiles: [listLocation],
-        landed: (reloaded) => snapshotAttemptLanded(io, reloaded, { snapshotId, manifestList: listLocation }, startedAt),
+        ...commit,
         result: (after, attempts, found) =>
           found
             ? foundLanded(snapshotId, after, attempts)
@@ -140,7 +112,7 @@ export async function appendDataFiles(options: AppendOptions): Promise<AppendRes
                 attempts,
                 foundInAncestry: false,
                 manifestLocation: manifests.find((m) => m.added_snapshot_id === snapshotId && m.added_files_count > 0)?.manifest_path,
-                manifestListLocation: listLocation,
+                manifestListLocation: manifestList,
               },
       };
     },
@@ -156,14 +128,6 @@ function foundLanded(snapshotId: bigint, metadata: TableMetadata, attempts: numb
 interface OurManifest {
   written: WrittenManifest;
   filesSize: bigint;
-}
-
-/** The table's next row id and the manifests with first row ids assigned from it (format v3). */
-function rowLineage(metadata: TableMetadata, manifests: readonly ManifestFile[]): { firstRowId: bigint; addedRows: bigint; manifests: ManifestFile[] } {
-  const next = metadata['next-row-id'];
-  const firstRowId = typeof next === 'bigint' ? next : BigInt(typeof next === 'number' ? next : 0);
-  const assigned = assignFirstRowIds(manifests, firstRowId);
-  return { firstRowId, addedRows: assigned.addedRows, manifests: assigned.manifests };
 }
 
 /**

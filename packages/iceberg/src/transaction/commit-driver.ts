@@ -63,6 +63,15 @@ export interface CommitDriverOptions<T> {
   onRetry?: (event: { attempt: number; error: IcebergError; delayMs: number }) => void;
 }
 
+/** The driver options an operation takes from its caller as they are. */
+export type PassedOn = Pick<CommitDriverOptions<unknown>, 'catalog' | 'table' | 'io' | 'base' | 'retry' | 'onRetry'>;
+
+/** Those of `options`, and only those (an operation's options hold more). */
+export function passedOn(options: PassedOn): PassedOn {
+  const { catalog, table, io, base, retry, onRetry } = options;
+  return { catalog, table, ...(io ? { io } : {}), ...(base ? { base } : {}), ...(retry ? { retry } : {}), ...(onRetry ? { onRetry } : {}) };
+}
+
 /**
  * The one commit loop of this package: load the table, check it is the same table and of a
  * format version the operation writes, build the commit on it, commit. A lost race (409) reloads
@@ -189,7 +198,7 @@ function forget(written: Set<string>, locations: readonly string[]): string[] {
 }
 
 async function deleteFiles(io: FileIO | undefined, locations: readonly string[]): Promise<void> {
-  if (io === undefined) return;
+  if (io === undefined || locations.length === 0) return;
   await mapBounded(locations, { width: IO_WIDTH }, async (location) => {
     try {
       await io.delete(location);

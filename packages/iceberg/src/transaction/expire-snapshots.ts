@@ -5,7 +5,7 @@ import type { FileIO } from '../io/file-io.ts';
 import { branchAncestry, branchHeadId, MAIN_BRANCH, snapshotById, type Snapshot, type TableMetadata } from '../spec/metadata.ts';
 import { ENTRY_STATUS, readManifest, readManifestList, type ManifestFile } from '../writer/index.ts';
 import { IO_WIDTH, mapBounded } from './bounded.ts';
-import { commitWithRetries } from './commit-driver.ts';
+import { commitWithRetries, passedOn } from './commit-driver.ts';
 import type { RetryPolicy } from './retry.ts';
 
 export interface ExpireSnapshotsOptions {
@@ -68,11 +68,7 @@ export async function expireSnapshots(options: ExpireSnapshotsOptions): Promise<
   const { io } = options;
   const now = options.now ?? Date.now();
   return commitWithRetries<ExpireSnapshotsResult>({
-    catalog: options.catalog,
-    table: options.table,
-    io,
-    ...(options.base ? { base: options.base } : {}),
-    ...(options.retry ? { retry: options.retry } : {}),
+    ...passedOn(options),
     operation: 'snapshot expiry',
     // Expiry writes no file, so it takes every version.
     formatVersions: [1, 2, 3],

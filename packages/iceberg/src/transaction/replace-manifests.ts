@@ -22,7 +22,7 @@ export async function writeAddedManifest(
   dataFiles: readonly DataFile[],
 ): Promise<WrittenManifest> {
   // writeManifest builds the entries from the data files' metrics; read back, they take the sequence number.
-  const added = readManifestEntries(writeManifest({ schema: currentSchema(metadata), partitionSpec: spec, snapshotId, dataFiles }));
+  const added = readManifestEntries(writeManifest({ schema: currentSchema(metadata), partitionSpec: spec, formatVersion: metadata['format-version'], snapshotId, dataFiles }));
   return putManifest(io, metadata, spec, added.map((entry) => ({ ...entry, sequenceNumber: startingSequenceNumber })));
 }
 
@@ -71,7 +71,8 @@ export async function replaceInManifests(
 
 async function putManifest(io: FileIO, metadata: TableMetadata, spec: PartitionSpec, entries: readonly ManifestEntry[]): Promise<WrittenManifest> {
   const location = manifestLocation(metadata.location);
-  const bytes = writeManifestEntries({ schema: currentSchema(metadata), partitionSpec: spec, entries });
+  // v3: each entry keeps its data file's first row id, so its rows keep their ids.
+  const bytes = writeManifestEntries({ schema: currentSchema(metadata), partitionSpec: spec, formatVersion: metadata['format-version'], entries });
   await io.put(location, bytes);
   return { location, length: BigInt(bytes.byteLength), specId: spec['spec-id'], ...tally(entries), partitions: [] };
 }

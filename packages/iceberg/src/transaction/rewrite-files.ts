@@ -4,16 +4,15 @@ import { IcebergError } from '../errors.ts';
 import type { FileIO } from '../io/file-io.ts';
 import { branchHead, defaultPartitionSpec, type TableMetadata } from '../spec/metadata.ts';
 import type { DataFile } from '../writer/data-file.ts';
-import { type ManifestDataFile, writeManifestList } from '../writer/index.ts';
-import { manifestListLocation } from './locations.ts';
+import type { ManifestDataFile } from '../writer/index.ts';
 import { replaceInManifests, writeAddedManifest } from './replace-manifests.ts';
 import { listEntry, type WrittenManifest } from './written-manifest.ts';
 import { rewriteBin } from './rewrite-bin.ts';
+import type { InheritedLineage } from './row-lineage.ts';
 import { groupBySchema, type KeptFiles, packBins, smallFiles, type RewriteBin } from './rewrite-plan.ts';
-import { commitWithRetries } from './commit-driver.ts';
-import { snapshotAttemptLanded } from './landed.ts';
+import { commitWithRetries, passedOn } from './commit-driver.ts';
 import type { RetryPolicy } from './retry.ts';
-import { mainSnapshotCommit } from './snapshot-commit.ts';
+import { writeSnapshotAttempt } from './snapshot-commit.ts';
 import { newSnapshotId } from './snapshot-id.ts';
 import { type AppendedFiles, replaceSummary } from './summary.ts';
 import { type HeadContents, type ManifestCache, readHeadContents } from './table-contents.ts';
@@ -40,8 +39,7 @@ export interface RewriteDataFilesOptions {
   summary?: Record<string, string>;
 }
 
-/** `row_lineage`: a v3 table's rewritten rows would have to carry their row ids, which this rewrite does not write. */
-export type RewriteSkipped = 'partitioned' | 'row_lineage' | 'delete_files' | 'too_few_files';
+export type RewriteSkipped = 'partitioned' | 'delete_files' | 'too_few_files';
 
 export interface RewriteDataFilesResult {
   /** The replace snapshot on `main`; null when there was nothing to do. */
@@ -71,11 +69,12 @@ interface Rewrite {
 }
 
 /**
- * Compacts an unpartitioned format v2 table: live data files smaller than the target are read
- * and written again, their rows unchanged, as few larger files, committed as one `replace`
+ * Compacts an unpartitioned format v2 or v3 table: live data files smaller than the target are
+ * read and written again, their rows unchanged, as few larger files, committed as one `replace`
  * snapshot on `main`. Files are grouped by the table schema they were written with (see
- * `groupBySchema`); a partitioned table, a v3 table (row lineage) or one with delete files is
- * left alone.
+ * `groupBySchema`); a partitioned table or one with delete files is left alone. On a v3 table
+ * every row keeps its `_row_id` and `_last_updated_sequence_number`, written into the new
+ * files (see row-lineage.ts).
  *
  * Committed through the commit driver (commit-driver.ts): a lost race (409) reloads and, if
  * every replaced file is still live and no delete file appeared, commits the same files again
@@ -87,41 +86,33 @@ export async function rewriteDataFiles(options: RewriteDataFilesOptions): Promis
   const cache: ManifestCache = new Map();
   let rewrite: Rewrite | undefined;
   return commitWithRetries<RewriteDataFilesResult>({
-    catalog: options.catalog,
-    table: options.table,
-    io,
-    ...(options.base ? { base: options.base } : {}),
-    ...(options.retry ? { retry: options.retry } : {}),
+    ...passedOn(options),
     operation: 'rewrite',
-    // v3 is read (and skipped below) so upkeep can go on to expire its snapshots.
     formatVersions: [2, 3],
-    build: async ({ metadata, attempt, startedAt, wrote }) => {
+    build: async (context) => {
+      const { metadata, wrote } = context;
       const contents = await readHeadContents(io, metadata, cache);
       if (rewrite === undefined) {
         const planned = await plan(options, metadata, contents);
         if (!('bins' in planned)) return { nothingToDo: skipped(planned.skipped, metadata, contents) };
-        rewrite = await writeRewrite(io, metadata, planned.bins, planned.kept, wrote);
+        rewrite = await writeRewrite(io, metadata, contents, planned.bins, planned.kept, wrote);
       }
       assertStillReplaceable(contents, rewrite.replacedPaths);
       await options.validateBase?.(metadata);
       const { snapshotId } = rewrite;
-      const parent = branchHead(metadata);
       const sequenceNumber = BigInt((metadata['last-sequence-number'] ?? 0) + 1);
-      const manifests = [
+      const listed = [
         listEntry(rewrite.added, snapshotId, sequenceNumber),
         ...(await replaceInManifests(io, metadata, contents, rewrite.replacedPaths, snapshotId, sequenceNumber, rewrite.rewritten)),
       ];
       for (const manifest of rewrite.rewritten.values()) wrote(manifest.location);
-      const listLocation = manifestListLocation(metadata.location, snapshotId, attempt);
-      wrote(listLocation);
-      await io.put(listLocation, writeManifestList({ snapshotId, parentSnapshotId: parent?.['snapshot-id'] ?? null, sequenceNumber, manifests }));
-      const summary = replaceSummary(parent?.summary, rewrite.addedTotals, rewrite.removed, liveTotals(contents), options.summary);
+      const summary = replaceSummary(branchHead(metadata)?.summary, rewrite.addedTotals, rewrite.removed, liveTotals(contents), options.summary);
+      // v3: the snapshot takes row ids for its new manifests as any other (Java's manifest list writer).
+      const commit = await writeSnapshotAttempt(io, context, { snapshotId, sequenceNumber, manifests: listed, summary });
       const done = rewrite;
       return {
-        ...mainSnapshotCommit(metadata, parent, { snapshotId, sequenceNumber, manifestList: listLocation, summary }),
-        references: [listLocation, ...manifests.map((m) => m.manifest_path), ...done.dataFiles.map((f) => f.filePath)],
-        ownFiles: [listLocation],
-        landed: (reloaded) => snapshotAttemptLanded(io, reloaded, { snapshotId, manifestList: listLocation }, startedAt),
+        ...commit,
+        references: [...commit.references!, ...done.dataFiles.map((f) => f.filePath)],
         result: (after, attempts) => result(after, contents, done, attempts),
       };
     },
@@ -135,7 +126,6 @@ async function plan(
   contents: HeadContents,
 ): Promise<{ bins: RewriteBin[]; kept: KeptFiles } | { skipped: RewriteSkipped }> {
   if (defaultPartitionSpec(metadata).fields.length > 0) return { skipped: 'partitioned' };
-  if (metadata['format-version'] >= 3) return { skipped: 'row_lineage' };
   if (contents.deleteFiles > 0) return { skipped: 'delete_files' };
   const target = BigInt(options.targetFileSizeBytes ?? tableTargetSize(metadata));
   const minInputFiles = options.minInputFiles ?? DEFAULT_MIN_INPUT_FILES;
@@ -163,11 +153,19 @@ function skipped(skipped: RewriteSkipped, metadata: TableMetadata, contents: Hea
  * Writes the bins' rows as new data files and their manifest, once for every attempt. The new
  * files' data sequence number is the one of the snapshot the rewrite started from.
  */
-async function writeRewrite(io: FileIO, start: TableMetadata, bins: readonly RewriteBin[], kept: KeptFiles, wrote: (location: string) => void): Promise<Rewrite> {
+async function writeRewrite(
+  io: FileIO,
+  start: TableMetadata,
+  contents: HeadContents,
+  bins: readonly RewriteBin[],
+  kept: KeptFiles,
+  wrote: (location: string) => void,
+): Promise<Rewrite> {
   const replaced = bins.flatMap((bin) => bin.files);
   const dataFiles: DataFile[] = [];
+  const lineage = start['format-version'] >= 3 ? (file: ManifestDataFile) => inheritedLineage(contents, file) : undefined;
   for (const bin of bins) {
-    const file = await rewriteBin(io, start.location, bin, kept);
+    const file = await rewriteBin(io, start.location, bin, kept, lineage);
     wrote(file.filePath);
     dataFiles.push(file);
   }
@@ -186,6 +184,13 @@ async function writeRewrite(io: FileIO, start: TableMetadata, bins: readonly Rew
     throw new IcebergError('validation_failed', `the rewrite read ${removed.records} rows but wrote ${addedTotals.records}`);
   }
   return { snapshotId, replacedPaths: new Set(replaced.map((file) => file.file_path)), dataFiles, added, removed, addedTotals, rewritten: new Map() };
+}
+
+/** What a live data file's rows inherit: its first row id (as its entry was read, inheritance applied) and its data sequence number. */
+function inheritedLineage(contents: HeadContents, file: ManifestDataFile): InheritedLineage {
+  const sequenceNumber = contents.live.get(file.file_path)?.entry.sequenceNumber;
+  if (sequenceNumber === undefined || sequenceNumber === null) throw new IcebergError('unsupported', `data file ${file.file_path} has no data sequence number to carry`);
+  return { firstRowId: typeof file.first_row_id === 'bigint' ? file.first_row_id : null, sequenceNumber };
 }
 
 /** The table's `write.target-file-size-bytes` when it is a positive integer, else Iceberg's default. */

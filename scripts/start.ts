@@ -46,9 +46,8 @@ console.log(`
 
 Quickstart, in another terminal at the repo root (README.md has the whole walk-through):
 
-  npx tablemere table create ${WAREHOUSE_NAME} --namespace garden --name events \\
-      --column x:long:required --column who:string
   npx tablemere sink create ${WAREHOUSE_NAME} --table garden.events --name events_in \\
+      --column x:long:required --column who:string \\
       --inactivity-seconds 10 --save ~/events-sink.json --force
   printf '[{"x": 1, "who": "north"}, {"x": 2}]\\n' > batch.json
   npx tablemere sink send events_in batch.json --send-key-file ~/events-sink.json

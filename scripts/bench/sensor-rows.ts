@@ -1,5 +1,7 @@
 /** Rows shaped like a sensor sink's, for the append, roll, upkeep and convert benchmarks. */
 
+import { mulberry32 } from '../../tests/support/random.ts';
+
 export const COLUMNS = [
   { name: 'seq', type: 'long', required: true },
   { name: 'device', type: 'string', required: true },
@@ -20,23 +22,12 @@ export const SENSOR_SCHEMA = {
 const STATUSES = ['ok', 'ok', 'ok', 'degraded', 'offline'];
 const NOTES = ['', 'door open', 'fan high', 'calibrated', 'restarted', 'low signal'];
 
-/** Deterministic pseudo-random numbers (mulberry32), so every run appends the same data. */
-function prng(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /**
  * Sensor NDJSON (the append benchmark's) in pieces of 1,000 rows, until about `bytes`; the
  * same seed gives the same rows. Half the notes are null, timestamps carry microseconds.
  */
 export function* sensorRows(seed: number, bytes: number): Generator<{ text: string; rows: number }> {
-  const random = prng(seed);
+  const random = mulberry32(seed);
   const start = Date.UTC(2026, 0, 1);
   let written = 0;
   let rows = 0;

@@ -15,6 +15,7 @@ export const ERROR_CODES = {
   invalid_compressed_body: { status: 400, message: 'The body does not decompress under its Content-Encoding (corrupt or cut short); send it again whole.' },
   not_an_array: { status: 400, message: 'The body is JSON but not an array; send a JSON array of objects, e.g. [{"x": 1}].' },
   empty_batch: { status: 400, message: 'The array is empty: there is no row to store; send at least one object.' },
+  schema_not_inferred: { status: 400, message: 'Some fields of the sample rows cannot be typed (details.fields names each, with why); fix the sample, or give create_table.columns.' },
   unauthorized: { status: 401, message: 'Send a valid API key as "Authorization: Bearer al_key_...".' },
   send_only: { status: 403, message: 'Wrong kind of key for this route: a send key works only on POST /v1/sinks/{sink_id}, and that route takes only the sink\'s send key.' },
   forbidden: { status: 403, message: "This API key's level is too low for this route; use a key with required_level or higher." },

@@ -8,6 +8,7 @@ export * from './infer-schema.ts';
 export * from './warehouses.ts';
 export * from './connection.ts';
 export * from './sinks.ts';
+export * from './sink-table.ts';
 export * from './sink-peek.ts';
 export * from './internal.ts';
 export * from './usage.ts';

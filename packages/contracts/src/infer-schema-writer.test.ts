@@ -1,23 +1,13 @@
 import { compileRowConverter, parseJsonRow, schemaFromJson } from '@tablemere/iceberg';
 import { describe, expect, it } from 'vitest';
 import { formatInferredType, inferredFieldsJson, inferSchema, isTimestamptzText } from './infer-schema.ts';
+import { mulberry32 } from '../../../tests/support/random.ts';
 
 /**
  * The promise of inference, checked against the writer the roller validates rows with: a
  * schema inferred from sample rows takes every one of them, whether the rows were parsed
  * exactly (as the roller does) or with JSON.parse (as a request body is).
  */
-
-/** A small deterministic PRNG (mulberry32), so a failure replays. */
-function random(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** JSON literals of each family, spelled as producers spell them. */
 const LITERALS: Record<string, readonly string[]> = {
@@ -52,7 +42,7 @@ function value(next: () => number, family: string, of: Shape): string {
 }
 
 function sample(seed: number): string[] {
-  const next = random(seed);
+  const next = mulberry32(seed);
   const fields = ['a', 'b', 'c', 'd'].map(() => ({ family: pick(next, FAMILIES), shape: shape(next, 2) }));
   return Array.from({ length: 1 + Math.floor(next() * 6) }, () => {
     const members = fields.flatMap((field, i) => (next() < 0.8 ? [`"f${i}":${value(next, field.family, field.shape)}`] : []));

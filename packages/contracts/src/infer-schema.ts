@@ -327,31 +327,31 @@ export function formatInferredType(type: InferredType): string {
   }
 }
 
-/** An Iceberg schema field as the REST catalog takes it. */
-export interface InferredFieldJson {
+/** A field of a schema being created or extended, as the REST catalog takes it. */
+export type NewFieldJson = {
   id: number;
   name: string;
   required: boolean;
-  type: InferredTypeJson;
-}
+  type: NewTypeJson;
+};
 
-export type InferredTypeJson =
+export type NewTypeJson =
   | string
-  | { type: 'struct'; fields: InferredFieldJson[] }
-  | { type: 'list'; 'element-id': number; element: InferredTypeJson; 'element-required': boolean };
+  | { type: 'struct'; fields: NewFieldJson[] }
+  | { type: 'list'; 'element-id': number; element: NewTypeJson; 'element-required': boolean };
 
 /**
  * Inferred fields in the catalog's JSON, with fresh ids from `firstId` on: the fields of one
  * level first, then their children (as Iceberg's own id assignment does). `nextId` is the
  * first id left unused.
  */
-export function inferredFieldsJson(fields: readonly InferredField[], firstId: number): { fields: InferredFieldJson[]; nextId: number } {
+export function inferredFieldsJson(fields: readonly InferredField[], firstId: number): { fields: NewFieldJson[]; nextId: number } {
   let next = firstId;
-  const level = (members: readonly InferredField[]): InferredFieldJson[] => {
+  const level = (members: readonly InferredField[]): NewFieldJson[] => {
     const ids = members.map(() => next++);
     return members.map((field, i) => ({ id: ids[i] as number, name: field.name, required: false, type: typeJson(field.type) }));
   };
-  const typeJson = (type: InferredType): InferredTypeJson => {
+  const typeJson = (type: InferredType): NewTypeJson => {
     switch (type.kind) {
       case 'struct':
         return { type: 'struct', fields: level(type.fields) };

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { SEND_KEY_PATTERN } from './keys.ts';
 import { StorableText, Timestamp, WarehouseName } from './names.ts';
+import { SinkCreatedTable, SinkTableRequest } from './sink-table.ts';
 import { QualifiedTableName } from './tables.ts';
 
 /** A sink id: `snk_` and 12 lowercase hex digits; the hex is also in the sink's send key. */
@@ -68,6 +69,8 @@ export const CreateSinkRequest = z.strictObject({
   roll_bytes: z.number().int().min(ROLL_BYTES_MIN).max(ROLL_BYTES_MAX).default(ROLL_BYTES_DEFAULT),
   inactivity_seconds: z.number().int().min(INACTIVITY_SECONDS_MIN).max(ROLL_SECONDS_MAX).optional(),
   unknown_fields: UnknownFields.default('reject'),
+  /** Create the table in the same request (it must not exist yet). */
+  create_table: SinkTableRequest.optional(),
 });
 export type CreateSinkRequest = z.infer<typeof CreateSinkRequest>;
 export type CreateSinkInput = z.input<typeof CreateSinkRequest>;
@@ -204,6 +207,8 @@ export const CreatedSink = Sink.extend({
   send_key: SendKey,
   /** Identity (IAM) changes creating the sink made in the store: none. */
   iam_writes: z.array(z.string()).length(0),
+  /** The table this request created (`create_table`); absent otherwise. */
+  created_table: SinkCreatedTable.optional(),
 });
 export type CreatedSink = z.infer<typeof CreatedSink>;
 

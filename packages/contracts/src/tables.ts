@@ -9,13 +9,16 @@ export const Column = z.strictObject({
 });
 export type ColumnInput = z.input<typeof Column>;
 
+/** Columns a created table may have, at most. */
+export const MAX_TABLE_COLUMNS = 1000;
+
 export const CreateTableRequest = z.strictObject({
   namespace: IcebergName,
   name: IcebergName,
   columns: z
     .array(Column)
     .min(1)
-    .max(1000)
+    .max(MAX_TABLE_COLUMNS)
     .superRefine((columns, ctx) => {
       // Engines such as Spark and DuckDB resolve names case-insensitively: `x` and `X` would clash.
       const seen = new Set<string>();

@@ -10,7 +10,7 @@ import {
   type SinkState,
 } from '@tablemere/contracts';
 import { isPgError, PgErrorCode, query, queryOne, transaction, type Pool, type Queryable } from '@tablemere/db';
-import { isIcebergError, type RestCatalog } from '@tablemere/iceberg';
+import { isIcebergError, type RestCatalog, type TableMetadata } from '@tablemere/iceberg';
 import { batchIdOfKey, rejectsPrefix, sinkPrefix } from '@tablemere/store';
 import type { FastifyBaseLogger } from 'fastify';
 import { apiError, tableNotFound } from '../errors.ts';
@@ -175,6 +175,12 @@ async function loadTargetTable(catalog: RestCatalog, namespace: string, name: st
   }
 }
 
+/** A table the same request just created for the sink (see sink-table.ts): used as loaded, and named in the audit event. */
+export interface MadeTable {
+  metadata?: TableMetadata;
+  auditDetails?: Record<string, unknown>;
+}
+
 /** The table formats the roller appends to (a v1 table has no sequence numbers to inherit). */
 const SINK_FORMAT_VERSIONS: readonly number[] = [2, 3];
 
@@ -183,11 +189,11 @@ const SINK_FORMAT_VERSIONS: readonly number[] = [2, 3];
  * warehouse's catalog and commits nothing to it; no identity is created anywhere. The send
  * key is in the answer and nowhere else.
  */
-export async function createSink(deps: CreateSinkDeps, principal: Principal, request: CreateSinkRequest): Promise<CreatedSink> {
+export async function createSink(deps: CreateSinkDeps, principal: Principal, request: CreateSinkRequest, made: MadeTable = {}): Promise<CreatedSink> {
   const warehouse = await openWarehouse(deps.pool, deps.secrets, principal.projectId, request.warehouse);
   const { namespace, name: tableName } = request.table;
   const qualified = `${namespace}.${tableName}`;
-  const metadata = await loadTargetTable(await deps.catalogs.get(warehouse), namespace, tableName);
+  const metadata = made.metadata ?? (await loadTargetTable(await deps.catalogs.get(warehouse), namespace, tableName));
   const version = metadata['format-version'];
   if (!SINK_FORMAT_VERSIONS.includes(version)) {
     throw apiError('table_format_unsupported', {
@@ -236,7 +242,14 @@ export async function createSink(deps: CreateSinkDeps, principal: Principal, req
       actorKeyId: principal.keyId,
       event: 'sink.create',
       subject: sinkId,
-      details: { name: request.name, warehouse: warehouse.name, table: qualified, table_uuid: metadata['table-uuid'], unknown_fields: request.unknown_fields },
+      details: {
+        name: request.name,
+        warehouse: warehouse.name,
+        table: qualified,
+        table_uuid: metadata['table-uuid'],
+        unknown_fields: request.unknown_fields,
+        ...made.auditDetails,
+      },
     });
     return (await queryOne<SinkRow>(client, `SELECT ${SINK_COLUMNS} FROM ${SINK_FROM} WHERE s.id = $1`, [sinkId]))!;
   });

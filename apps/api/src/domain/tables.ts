@@ -1,8 +1,10 @@
 import {
   formatIcebergPrimitive,
   parseIcebergPrimitive,
+  type ColumnInput,
   type CreatedTable,
   type CreateTableRequest,
+  type NewFieldJson,
   type SchemaField,
   type TableRef,
 } from '@tablemere/contracts';
@@ -21,7 +23,7 @@ function fieldType(type: unknown): SchemaField['type'] {
   return parsed.ok ? formatIcebergPrimitive(parsed.type) : type;
 }
 
-function describeTable(warehouse: string, namespace: string, name: string, metadata: TableMetadata): CreatedTable {
+export function describeTable(warehouse: string, namespace: string, name: string, metadata: TableMetadata): CreatedTable {
   const schema = currentSchema(metadata);
   return {
     warehouse,
@@ -61,24 +63,33 @@ async function namespaceTables(catalog: RestCatalog, namespace: string): Promise
  */
 export async function createTable(catalog: RestCatalog, warehouse: string, request: CreateTableRequest): Promise<CreatedTable> {
   const { namespace, name } = request;
-  await catalog.ensureNamespace(namespace);
+  const created = await createCatalogTable(catalog, namespace, name, columnFields(request.columns));
+  return describeTable(warehouse, namespace, name, created.metadata);
+}
+
+/** The table create route's columns as schema fields, ids 1..n. */
+export function columnFields(columns: readonly ColumnInput[]): NewFieldJson[] {
+  return columns.map((column, index) => ({ id: index + 1, name: column.name, type: column.type, required: column.required ?? false }));
+}
+
+export interface CatalogTableCreated {
+  metadata: TableMetadata;
+  /** The namespace did not exist before. */
+  namespaceCreated: boolean;
+}
+
+/** An unpartitioned v2 table with these fields (nested ones too), and its namespace when missing; 409 table_exists. */
+export async function createCatalogTable(catalog: RestCatalog, namespace: string, name: string, fields: NewFieldJson[]): Promise<CatalogTableCreated> {
+  const namespaceCreated = await catalog.ensureNamespace(namespace);
   // Some catalogs (SeaweedFS) answer create with the existing table instead of 409: ask first.
   if (await catalog.tableExists({ namespace, name })) throw tableExists(namespace, name);
   try {
     const created = await catalog.createTable(namespace, name, {
-      schema: {
-        type: 'struct',
-        fields: request.columns.map((column, index) => ({
-          id: index + 1,
-          name: column.name,
-          type: column.type,
-          required: column.required ?? false,
-        })),
-      },
+      schema: { type: 'struct', fields },
       partitionSpec: { fields: [] },
       properties: { 'format-version': FORMAT_VERSION },
     });
-    return describeTable(warehouse, namespace, name, created.metadata);
+    return { metadata: created.metadata, namespaceCreated };
   } catch (error) {
     if (isIcebergError(error, 'already_exists')) throw tableExists(namespace, name);
     throw error;

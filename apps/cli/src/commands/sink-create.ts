@@ -3,12 +3,14 @@ import {
   type CreateSinkInput,
   CreateSinkRequest,
   INACTIVITY_SECONDS_MIN,
+  INFER_SAMPLE_MAX_ROWS,
   ROLL_BYTES_DEFAULT,
   ROLL_BYTES_MAX,
   ROLL_BYTES_MIN,
   ROLL_SECONDS_DEFAULT,
   ROLL_SECONDS_MAX,
   ROLL_SECONDS_MIN,
+  type SinkTableRequest,
   UNKNOWN_FIELDS_MODES,
   type UnknownFields,
 } from '@tablemere/contracts';
@@ -18,9 +20,11 @@ import { usageError } from '../errors.ts';
 import { size } from '../human.ts';
 import { checkKeyDestination, type KeyDestination, keyFileOf, keyLines, PendingKeyFile, withoutKey } from '../key-file.ts';
 import { integerOption, sizeOption } from '../options.ts';
+import { sinkTableFlag, type SinkTableOptions, sinkTableRequest } from '../sink-table.ts';
 import { describeRoll, describeUnknownFields } from '../sink-view.ts';
+import { tableLines } from '../table-view.ts';
 
-interface Options extends KeyDestination {
+interface Options extends KeyDestination, SinkTableOptions {
   table: string;
   name: string;
   rollSeconds?: number;
@@ -35,7 +39,7 @@ export function addSinkCreate(sink: Command, context: CommandContext): void {
     .command('create')
     .description("create a sink: an HTTP intake for one table, with its send key (shown once: --save or --show-key)")
     .argument('<catalog>', 'the catalog (warehouse) holding the table')
-    .requiredOption('--table <ns.table>', 'the table, as <namespace>.<table>; it must exist and be unpartitioned')
+    .requiredOption('--table <ns.table>', 'the table, as <namespace>.<table>; it must exist and be unpartitioned, unless --column or --infer-from create it')
     .requiredOption('--name <name>', 'the sink name (unique in the project)')
     .option('--roll-seconds <n>', `commit what waits at least this often (default ${ROLL_SECONDS_DEFAULT}, at least ${ROLL_SECONDS_MIN})`, integerOption('--roll-seconds'))
     .option(
@@ -48,6 +52,8 @@ export function addSinkCreate(sink: Command, context: CommandContext): void {
       `commit early once no batch arrived for this long (at least ${INACTIVITY_SECONDS_MIN}; default: off)`,
       integerOption('--inactivity-seconds'),
     )
+    .option('--column <name:type[:required]>', 'create the table with this column, as table create takes it; repeated for each one', (spec: string, specs: string[] = []) => [...specs, spec])
+    .option('--infer-from <file>', `create the table with the columns inferred from sample rows (a JSON array or NDJSON, at most ${INFER_SAMPLE_MAX_ROWS}; not sent as data)`)
     .addOption(
       new Option('--unknown-fields <mode>', 'a row field the table lacks: reject the row (default) or add it as an optional column').choices(UNKNOWN_FIELDS_MODES),
     )
@@ -61,13 +67,22 @@ export function addSinkCreate(sink: Command, context: CommandContext): void {
 The send key is answered once. Choose where it goes: --save FILE (what 'tablemere sink send
 --send-key-file FILE' reads) or --show-key. Without either, nothing is created.
 
-Example:
-  tablemere sink create garden --table garden.events --name events_in --save ~/events-sink.json`,
+With --column or --infer-from the table is created first (it must not exist), then the sink;
+if the sink cannot be created, the table is dropped again. Inferred types: integers long, other
+numbers double, RFC 3339 date-times with a zone timestamptz, other strings string, booleans
+boolean, objects struct, arrays list; every column optional. A field the sample cannot type
+(mixed kinds, only nulls, only empty arrays) is named in the error: fix the sample, or give
+--column. The sample rows are not stored: send them afterwards if they are data.
+
+Examples:
+  tablemere sink create garden --table garden.events --name events_in --save ~/events-sink.json
+  tablemere sink create garden --table garden.readings --name readings_in \\
+    --infer-from sample.ndjson --save ~/readings-sink.json`,
     )
     .action(async (catalog: string, options: Options, command: Command) => {
       // Everything is checked, and the key file claimed, before the API is called: a key the
       // API answers has to land somewhere, and it is never answered again.
-      const request = createSinkRequest(catalog, options);
+      const request = createSinkRequest(catalog, options, await sinkTableRequest(options));
       const keyFile = options.save === undefined ? undefined : PendingKeyFile.claim(options.save, options.force === true);
       let created: { value: CreatedSink; body: unknown };
       try {
@@ -84,6 +99,7 @@ Example:
         return;
       }
       context.out.lines([
+        ...(sink.created_table ? tableLines(sink.created_table, `created table ${sink.table}${sink.created_table.inferred ? ' with columns inferred from the sample' : ''}`) : []),
         `created sink ${sink.name} (${sink.id}) for ${sink.table} in catalog ${sink.warehouse}`,
         `  ingest URL  ${sink.ingest_url}`,
         `  roll        ${describeRoll(sink.roll)}`,
@@ -94,7 +110,7 @@ Example:
 }
 
 /** The request body, checked against the API's own schema first (the body is its input form). */
-function createSinkRequest(catalog: string, options: Options): CreateSinkInput {
+function createSinkRequest(catalog: string, options: Options, createTable: SinkTableRequest | undefined): CreateSinkInput {
   catalogSegment(catalog);
   checkKeyDestination(options, 'nothing was created');
 
@@ -106,12 +122,13 @@ function createSinkRequest(catalog: string, options: Options): CreateSinkInput {
     ...(options.rollBytes !== undefined ? { roll_bytes: options.rollBytes } : {}),
     ...(options.inactivitySeconds !== undefined ? { inactivity_seconds: options.inactivitySeconds } : {}),
     ...(options.unknownFields !== undefined ? { unknown_fields: options.unknownFields } : {}),
+    ...(createTable !== undefined ? { create_table: createTable } : {}),
   };
   const request = CreateSinkRequest.safeParse(body);
   if (request.success) return body;
   const issue = request.error.issues[0];
   const field = String(issue?.path[0]);
-  const flag = flags[field] ?? 'sink create';
+  const flag = field === 'create_table' ? sinkTableFlag(options) : (flags[field] ?? 'sink create');
   const range = ranges[field];
   const outOfRange = issue?.code === 'too_small' || issue?.code === 'too_big';
   throw usageError(`${flag}: ${outOfRange && range ? range : (issue?.message ?? 'invalid')}`);

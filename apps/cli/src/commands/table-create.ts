@@ -1,9 +1,9 @@
-import { CreatedTable, CreateTableRequest, PRIMITIVE_TYPE_LIST, type SchemaField } from '@tablemere/contracts';
+import { CreatedTable, CreateTableRequest, PRIMITIVE_TYPE_LIST } from '@tablemere/contracts';
 import type { Command } from 'commander';
 import { parseColumn } from '../columns.ts';
 import { type CommandContext, catalogSegment } from '../context.ts';
 import { usageError } from '../errors.ts';
-import { columns } from '../output.ts';
+import { tableLines } from '../table-view.ts';
 
 interface Options {
   namespace: string;
@@ -37,7 +37,7 @@ Example:
       const request = createTableRequest(options);
       const answer = await context.api(command).post(path, request, CreatedTable);
       if (options.json) context.out.json(answer.body);
-      else context.out.lines(summary(answer.value));
+      else context.out.lines(tableLines(answer.value));
     });
 }
 
@@ -60,18 +60,4 @@ function createTableRequest(options: Options): CreateTableRequest {
     : field === 'columns' && typeof index === 'number' ? `--column '${specs[index]}'`
     : 'table create';
   throw usageError(`${given}: ${issue?.message ?? 'invalid'}`);
-}
-
-function summary(created: CreatedTable): string[] {
-  return [
-    `created ${created.table} in catalog ${created.warehouse} (Iceberg format v${created.format_version})`,
-    `location ${created.location}`,
-    'columns:',
-    ...columns(created.schema.fields.map(fieldRow), '  '),
-  ];
-}
-
-function fieldRow(field: SchemaField): string[] {
-  const type = typeof field.type === 'string' ? field.type : field.type.type;
-  return [String(field.id), field.name, type, field.required ? 'required' : 'optional'];
 }

@@ -1,25 +1,41 @@
 import { CreateSinkRequest, CreatedSink } from '@tablemere/contracts';
 import type { FastifyInstance } from 'fastify';
+import { createSinkWithTable } from '../../domain/sink-table.ts';
 import { createSink as createSinkRow } from '../../domain/sinks.ts';
 import { principalOf } from '../../http/auth.ts';
 import { parse } from '../../http/parse.ts';
 import type { SinkRouteDeps } from './context.ts';
 
-/** POST /v1/sinks: a sink for an existing unpartitioned table; 201 with the send key, shown this once. */
+/** POST /v1/sinks: a sink for an existing unpartitioned table, or for one it creates; 201 with the send key, shown this once. */
 export function createSink(app: FastifyInstance, deps: SinkRouteDeps): void {
   app.post('/v1/sinks', {
     config: {
       openapi: {
         id: 'createSink', tag: 'sinks', summary: "Create a sink: an unpartitioned table's HTTP intake",
-        description: 'Loads the table through the warehouse\'s catalog and commits nothing to it. The answer holds the send key, shown this once. A roll happens after `roll_seconds`, at `roll_bytes`, at 1,000 pending batches, or after `inactivity_seconds` of quiet. `unknown_fields` says what a roll does with a row field the table lacks: `reject` (default) files the row as an `unknown_field` reject; `add_columns` adds the field (top level or nested) as an optional column typed from the rows, in one schema commit before the append.',
-        body: { schema: CreateSinkRequest, examples: { events: { summary: 'A sink for garden.events', value: { name: 'events_in', table: 'garden.events', warehouse: 'garden', inactivity_seconds: 10 } } } },
+        description: [
+          'Loads the table through the warehouse\'s catalog and commits nothing to it. The answer holds the send key, shown this once. A roll happens after `roll_seconds`, at `roll_bytes`, at 1,000 pending batches, or after `inactivity_seconds` of quiet.',
+          '`unknown_fields` says what a roll does with a row field the table lacks: `reject` (default) files the row as an `unknown_field` reject; `add_columns` adds the field (top level or nested) as an optional column typed from the rows by the inference rules below, in one schema commit before the append.',
+          'With `create_table` the table is created first (409 `table_exists` if it exists), as the table create route does: with `columns` as that route takes them, or with columns inferred from `infer_from`, up to 1,000 sample rows that are used for inference only and never sent to the table. Inference: integers → long, other numbers → double (integers beyond 2^53 mixed with fractions are refused), RFC 3339 date-times with a zone → timestamptz (other strings in the field make it string), other strings → string, booleans → boolean, objects → struct, arrays → list; every column optional. A field holding different kinds, only nulls, only empty arrays or objects, or a name a column cannot take is refused with 400 `schema_not_inferred`, naming each in `fields`. When the sink then cannot be created, the table is dropped again if it is still empty and still the one created; the error\'s `created_table` says whether it was (`dropped`) or why not (`left`). The answer then carries `created_table`.',
+        ].join('\n\n'),
+        body: {
+          schema: CreateSinkRequest,
+          examples: {
+            events: { summary: 'A sink for garden.events', value: { name: 'events_in', table: 'garden.events', warehouse: 'garden', inactivity_seconds: 10 } },
+            inferred: {
+              summary: 'A sink and its table, with columns inferred from sample rows',
+              value: { name: 'readings_in', table: 'garden.readings', warehouse: 'garden', create_table: { infer_from: [{ device: 'a1', temp_c: 21.5, at: '2026-12-02T11:30:00Z', tags: ['east'] }] } },
+            },
+          },
+        },
         answers: { 201: { description: 'The sink with its send key', schema: CreatedSink } },
-        errors: ['warehouse_not_found', 'table_not_found', 'sink_exists', 'partitioned_table_unsupported', 'table_format_unsupported', 'catalog_error', 'catalog_unavailable'],
+        errors: ['schema_not_inferred', 'warehouse_not_found', 'table_not_found', 'table_exists', 'sink_exists', 'partitioned_table_unsupported', 'table_format_unsupported', 'catalog_error', 'catalog_unavailable'],
       },
     },
   }, async (request, reply): Promise<CreatedSink> => {
     const body = parse(CreateSinkRequest, request.body, 'body');
-    const created = await createSinkRow(deps, principalOf(request), body);
+    const created = body.create_table
+      ? await createSinkWithTable(deps, principalOf(request), { ...body, create_table: body.create_table }, request.id)
+      : await createSinkRow(deps, principalOf(request), body);
     void reply.status(201);
     return created;
   });

@@ -72,6 +72,7 @@ describe('POST /v1/sinks', () => {
       state: 'active',
       ingest_url: `http://api.test:8787/v1/sinks/${sink.id}`,
       roll: { roll_seconds: 300, roll_bytes: 64 * 1024 * 1024, inactivity_seconds: null, max_batches: 1000 },
+      unknown_fields: 'reject',
       lag: { batches_waiting: 0, bytes_waiting: 0, oldest_waiting_at: null, seconds_behind: 0 },
       received: { batches: 0, rows: 0, bytes: 0, last_at: null },
       last_roll: null,
@@ -100,14 +101,23 @@ describe('POST /v1/sinks', () => {
   });
 
   it('takes a roll policy within its bounds and refuses one outside them', async () => {
-    const sink = await createSink(api.app, keys.write, { name: 'second_in', table: `${ns}.second`, roll_seconds: 60, roll_bytes: 32 * 1024 * 1024, inactivity_seconds: 30 });
+    const sink = await createSink(api.app, keys.write, {
+      name: 'second_in',
+      table: `${ns}.second`,
+      roll_seconds: 60,
+      roll_bytes: 32 * 1024 * 1024,
+      inactivity_seconds: 30,
+      unknown_fields: 'add_columns',
+    });
     expect(sink.roll).toEqual({ roll_seconds: 60, roll_bytes: 32 * 1024 * 1024, inactivity_seconds: 30, max_batches: 1000 });
+    expect(sink.unknown_fields).toBe('add_columns');
     for (const bad of [
       { roll_seconds: 59 },
       { roll_bytes: 32 * 1024 * 1024 - 1 },
       { roll_bytes: 64 * 1024 * 1024 + 1 },
       { inactivity_seconds: 5 },
       { roll_seconds: 90.5 },
+      { unknown_fields: 'drop' },
       { name: 'snk_0123456789ab' },
       { name: 'Upper' },
       { table: 'no_dot' },

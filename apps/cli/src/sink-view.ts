@@ -12,6 +12,11 @@ export function describeRoll(roll: Sink['roll']): string {
   ].join(', ');
 }
 
+/** What a roll does with a row field the table lacks. */
+export function describeUnknownFields(mode: Sink['unknown_fields']): string {
+  return mode === 'add_columns' ? 'added to the table as optional columns (add_columns)' : 'rows carrying them are rejected (reject)';
+}
+
 /** What waits for the roll: `2 batches (1.2 MiB), 42 s behind` or `nothing`. */
 export function describeLag(lag: Sink['lag']): string {
   if (lag.batches_waiting === 0) return 'nothing';
@@ -87,6 +92,7 @@ export function sinkDetails(sink: Sink, now: Date): string[] {
         ['ingest URL', sink.ingest_url],
         ...(sink.key_rotation.rotated_at === null ? [] : [['send key', describeKeyRotation(sink.key_rotation.rotated_at, sink.key_rotation.old_key_stops_at, now)]]),
         ['roll', describeRoll(sink.roll)],
+        ['new fields', describeUnknownFields(sink.unknown_fields)],
         ['waiting', describeLag(sink.lag)],
         ['received', describeReceived(sink.received, now)],
         ['last roll', describeLastRoll(sink.last_roll, now)],

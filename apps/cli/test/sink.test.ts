@@ -106,6 +106,7 @@ describe('tablemere sink create', () => {
     });
     failed(await tablemere(['sink', 'create', api.warehouse, '--table', `${namespace}.events`, '--name', 'x', '--roll-seconds', '30', '--show-key'], down), 2, /^error: --roll-seconds: at least 60/);
     failed(await tablemere(['sink', 'create', api.warehouse, '--table', `${namespace}.events`, '--name', 'x', '--roll-bytes', '16MiB', '--show-key'], down), 2, /^error: --roll-bytes: from 32\.0 MiB/);
+    failed(await tablemere(['sink', 'create', api.warehouse, '--table', `${namespace}.events`, '--name', 'x', '--unknown-fields', 'drop', '--show-key'], down), 2, /--unknown-fields.*reject, add_columns/);
   });
 
   it('--save writes the key file with mode 0600 and prints no key', async () => {
@@ -135,7 +136,8 @@ describe('tablemere sink create', () => {
   });
 
   it('--show-key prints the key once; the API refusing leaves no key file behind', async () => {
-    const shown = ok(await tablemere(['sink', 'create', api.warehouse, '--table', `${namespace}.other`, '--name', 'other_in', '--show-key']));
+    const shown = ok(await tablemere(['sink', 'create', api.warehouse, '--table', `${namespace}.other`, '--name', 'other_in', '--unknown-fields', 'add_columns', '--show-key']));
+    expect(shown.stdout).toMatch(/\n\s+new fields\s+added to the table as optional columns \(add_columns\)\n/);
     expect(shown.stdout).toMatch(/send key\s+al_send_[0-9a-f]{12}_[A-Za-z0-9_-]{43}\n/);
     expect(shown.stdout.match(/al_send_/g)).toHaveLength(1);
 

@@ -29,6 +29,12 @@ export const SIDECAR_CRASH_POINTS = [
   'after-sidecar',
 ] as const;
 
+/** A roll of a sink adding columns for new fields (apps/roller/test/add-columns.test.ts kills one there). */
+export const ADD_COLUMNS_CRASH_POINTS = [
+  /** The new columns committed to the table's schema, nothing written for the append. */
+  'after-schema-commit',
+] as const;
+
 export const UPKEEP_CRASH_POINTS = [
   /** Upkeep: the compacted data files written, the replace snapshot not committed. */
   'upkeep-before-compact-commit',
@@ -40,7 +46,7 @@ export const UPKEEP_CRASH_POINTS = [
   'upkeep-before-report',
 ] as const;
 
-export const CRASH_POINTS = [...ROLL_CRASH_POINTS, ...SIDECAR_CRASH_POINTS, ...UPKEEP_CRASH_POINTS] as const;
+export const CRASH_POINTS = [...ROLL_CRASH_POINTS, ...SIDECAR_CRASH_POINTS, ...ADD_COLUMNS_CRASH_POINTS, ...UPKEEP_CRASH_POINTS] as const;
 
 export type CrashPoint = (typeof CRASH_POINTS)[number];
 

@@ -1,13 +1,14 @@
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { startFaultyProxy, type FaultyProxy } from '../../../packages/iceberg/test/faulty-proxy.ts';
+import type { FaultyProxy } from '../../../packages/iceberg/test/faulty-proxy.ts';
 import { stackEnv } from '../../../tests/support/stack.ts';
 import { createSink, createTable, getSink, send } from './support/api.ts';
 import { expireLease, intakeBatches, readBoth, rejectsOf } from './support/expect.ts';
 import { otherWriter, overwriteTable } from './support/readers.ts';
 import { runCli, summaries } from './support/roller.ts';
-import { startTestStack, suffix, type TestStack } from './support/stack.ts';
+import { startProxiedStack } from './support/proxied-stack.ts';
+import { suffix, type TestStack } from './support/stack.ts';
 
 /**
  * The catalog matrix: the same sink, end to end, on SeaweedFS's catalog, Iceberg's reference
@@ -37,10 +38,7 @@ describe.each(CATALOGS)('a sink on the %s catalog', (name) => {
   const namespaces: string[] = [];
 
   beforeAll(async () => {
-    const env = catalogEnv(name);
-    const catalog = new URL(env.ICEBERG_REST_URI!);
-    proxy = await startFaultyProxy(catalog.origin, { dropAnswers: 0, forward: true });
-    stack = await startTestStack({ env: { ...env, ICEBERG_REST_URI: `${proxy.uri}${catalog.pathname.replace(/\/$/, '')}` } });
+    ({ stack, proxy } = await startProxiedStack(catalogEnv(name)));
   });
 
   afterAll(async () => {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { StorableText, Timestamp } from './names.ts';
-import { BatchId, JobError, ROLL_MAX_BATCHES, SinkId, SinkRollError, UpkeepOutcome } from './sinks.ts';
+import { BatchId, JobError, ROLL_MAX_BATCHES, SinkId, SinkRollError, UnknownFields, UpkeepOutcome } from './sinks.ts';
 import { CatalogAuthInput } from './warehouses.ts';
 
 /**
@@ -75,6 +75,8 @@ export const InternalSink = z.object({
     inactivity_seconds: z.number().int().positive().nullable(),
     max_batches: z.literal(ROLL_MAX_BATCHES),
   }),
+  /** What the roll does with row fields the table lacks. */
+  unknown_fields: UnknownFields,
   /** The ledger's pending batches (object durable, answered 202, not yet committed). */
   pending: z.object({
     batches: Count,

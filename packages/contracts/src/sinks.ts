@@ -51,6 +51,15 @@ export const ROLL_MAX_BATCHES = 1000;
 
 const Count = z.number().int().nonnegative();
 
+/**
+ * What a roll does with a row field the table's schema lacks: `reject` the row
+ * (`unknown_field`, the default: a dropped field is the one failure a producer cannot see), or
+ * `add_columns`: add the field as an optional column, typed from the roll's rows, then take the row.
+ */
+export const UNKNOWN_FIELDS_MODES = ['reject', 'add_columns'] as const;
+export const UnknownFields = z.enum(UNKNOWN_FIELDS_MODES);
+export type UnknownFields = z.infer<typeof UnknownFields>;
+
 /** POST /v1/sinks */
 export const CreateSinkRequest = z.strictObject({
   name: SinkName,
@@ -59,6 +68,7 @@ export const CreateSinkRequest = z.strictObject({
   roll_seconds: z.number().int().min(ROLL_SECONDS_MIN).max(ROLL_SECONDS_MAX).default(ROLL_SECONDS_DEFAULT),
   roll_bytes: z.number().int().min(ROLL_BYTES_MIN).max(ROLL_BYTES_MAX).default(ROLL_BYTES_DEFAULT),
   inactivity_seconds: z.number().int().min(INACTIVITY_SECONDS_MIN).max(ROLL_SECONDS_MAX).optional(),
+  unknown_fields: UnknownFields.default('reject'),
   /** Create the table in the same request (it must not exist yet). */
   create_table: SinkTableRequest.optional(),
 });
@@ -178,6 +188,7 @@ export const Sink = z.object({
   /** POST a batch here with the send key. */
   ingest_url: z.string(),
   roll: SinkRoll,
+  unknown_fields: UnknownFields,
   lag: SinkLag,
   received: SinkReceived,
   last_roll: SinkLastRoll.nullable(),

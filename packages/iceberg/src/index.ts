@@ -4,7 +4,8 @@ export * from './spec/metadata.ts';
 export * from './catalog/rest/index.ts';
 export * from './io/index.ts';
 export * from './spec/index.ts';
-export { commitSchemaChange, type NewColumn, type SchemaChange } from './transaction/schema-change.ts';
+export { changeSchema, commitSchemaChange, type NewColumn, type SchemaChange, type SchemaChangeOptions, type SchemaChangeResult } from './transaction/schema-change.ts';
+export { columnPath, hasColumn } from './transaction/schema-fields.ts';
 export * from './writer/index.ts';
 export { NdjsonConverterPool, type NdjsonParquet, type NdjsonParquetOptions, type NdjsonPoolOptions } from './parallel/ndjson-pool.ts';
 export type { ParquetOptions } from './parallel/protocol.ts';
@@ -24,6 +25,18 @@ export {
   type MergeRequest,
 } from './transaction/merge-manifests.ts';
 export { DEFAULT_RETRY_POLICY, type RetryPolicy } from './transaction/retry.ts';
+export {
+  commitWithRetries,
+  passedOn,
+  type CommitAttempt,
+  type CommitContext,
+  type CommitDriverOptions,
+  type NothingToDo,
+  type PassedOn,
+} from './transaction/commit-driver.ts';
+export { CLOCK_MARGIN_MS, historyCovers, landed, type Landed, snapshotAttemptLanded } from './transaction/landed.ts';
+export { mainSnapshotCommit, type NewSnapshot, type SnapshotAttempt, writeSnapshotAttempt } from './transaction/snapshot-commit.ts';
+export { listEntry, tally, type ManifestCounts, type WrittenManifest } from './transaction/written-manifest.ts';
 export { newSnapshotId } from './transaction/snapshot-id.ts';
 export { dataFileLocation, manifestListLocation, manifestLocation } from './transaction/locations.ts';
 export { writeDataFile, type WriteDataFileOptions } from './transaction/write-data-file.ts';

@@ -37,6 +37,7 @@ export interface SinkRow {
   /** bigint columns arrive as strings. */
   roll_bytes: string;
   inactivity_seconds: number | null;
+  unknown_fields: Sink['unknown_fields'];
   state: SinkState;
   last_roll: Sink['last_roll'];
   roll_error: Sink['roll_error'];
@@ -53,7 +54,7 @@ export interface SinkRow {
 
 /** The columns of SinkRow: the sink and its warehouse's name (never a key digest). */
 const SINK_COLUMNS = `s.id, s.project_id, s.warehouse_id, w.name AS warehouse_name, s.name, s.namespace, s.table_name, s.table_uuid,
-  s.roll_seconds, s.roll_bytes, s.inactivity_seconds, s.state, s.last_roll, s.roll_error, s.last_upkeep, s.rejects_rows_total, s.rejects_batches,
+  s.roll_seconds, s.roll_bytes, s.inactivity_seconds, s.unknown_fields, s.state, s.last_roll, s.roll_error, s.last_upkeep, s.rejects_rows_total, s.rejects_batches,
   s.rejects_last_at, s.key_rotated_at, CASE WHEN s.previous_key_stops_at > now() THEN s.previous_key_stops_at END AS old_key_stops_at,
   s.created_at, s.deleted_at`;
 const SINK_FROM = 'sinks s JOIN warehouses w ON w.id = s.warehouse_id';
@@ -128,6 +129,7 @@ export async function describeSinks(db: Queryable, context: SinkViewContext, row
         inactivity_seconds: row.inactivity_seconds,
         max_batches: ROLL_MAX_BATCHES,
       },
+      unknown_fields: row.unknown_fields,
       lag: {
         batches_waiting: lag?.batches ?? 0,
         bytes_waiting: Number(lag?.bytes ?? 0),
@@ -213,8 +215,8 @@ export async function createSink(deps: CreateSinkDeps, principal: Principal, req
       await query(
         client,
         `INSERT INTO sinks (id, project_id, warehouse_id, name, namespace, table_name, table_uuid, roll_seconds, roll_bytes,
-                            inactivity_seconds, send_key_sha256)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+                            inactivity_seconds, send_key_sha256, unknown_fields)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
         [
           sinkId,
           principal.projectId,
@@ -227,6 +229,7 @@ export async function createSink(deps: CreateSinkDeps, principal: Principal, req
           request.roll_bytes,
           request.inactivity_seconds ?? null,
           sendKeyDigest(sendKey),
+          request.unknown_fields,
         ],
       );
     } catch (error) {
@@ -239,7 +242,14 @@ export async function createSink(deps: CreateSinkDeps, principal: Principal, req
       actorKeyId: principal.keyId,
       event: 'sink.create',
       subject: sinkId,
-      details: { name: request.name, warehouse: warehouse.name, table: qualified, table_uuid: metadata['table-uuid'], ...made.auditDetails },
+      details: {
+        name: request.name,
+        warehouse: warehouse.name,
+        table: qualified,
+        table_uuid: metadata['table-uuid'],
+        unknown_fields: request.unknown_fields,
+        ...made.auditDetails,
+      },
     });
     return (await queryOne<SinkRow>(client, `SELECT ${SINK_COLUMNS} FROM ${SINK_FROM} WHERE s.id = $1`, [sinkId]))!;
   });

@@ -1,4 +1,4 @@
-import { commitSchemaChange, currentSchema, isIcebergError, type SchemaChange, type TableMetadata } from '@tablemere/iceberg';
+import { changeSchema, currentSchema, type SchemaChange, type TableMetadata } from '@tablemere/iceberg';
 import { toRollError } from '../errors.ts';
 import { checkpoint, type RollContext } from './context.ts';
 import { refreshTable, type TenantTable } from './reload.ts';
@@ -24,29 +24,30 @@ export function firstRollChange(metadata: TableMetadata): SchemaChange | undefin
   };
 }
 
-const ATTEMPTS = 5;
-
 /**
  * Step 3, first roll: adds the optional `__ingest_ts timestamptz` column and the metadata
- * retention properties the table lacks, in one commit; a table that has the column and both
- * properties is left alone, and properties it has keep their values (a column of that name
- * with another type is kept, and then not filled). A concurrent change of the schema
- * loses the race cleanly (409) and is planned again on the new table.
+ * retention properties the table lacks, in one commit through the commit driver; a table that
+ * has the column and both properties is left alone, and properties it has keep their values (a
+ * column of that name with another type is kept, and then not filled). A concurrent change of
+ * the schema loses the race cleanly (409) and is planned again on the new table.
  */
 export async function applyFirstRoll(ctx: RollContext, table: TenantTable): Promise<TenantTable> {
-  let current = table;
-  for (let attempt = 1; ; attempt++) {
-    checkpoint(ctx);
-    const change = firstRollChange(current.loaded.metadata);
-    if (change === undefined) return current;
-    try {
-      const loaded = await commitSchemaChange(current.catalog, current.ident, current.loaded.metadata, change);
-      ctx.log.info({ added_column: change.addColumns !== undefined, properties: Object.keys(change.setProperties ?? {}) }, 'first roll: table prepared for the sink');
-      return { ...current, loaded };
-    } catch (error) {
-      const raced = isIcebergError(error, 'commit_conflict') || isIcebergError(error, 'already_exists');
-      if (!raced || attempt >= ATTEMPTS) throw toRollError(error, 'catalog');
-      current = await refreshTable(current);
-    }
+  let result;
+  try {
+    result = await changeSchema({
+      catalog: table.catalog,
+      table: table.ident,
+      base: table.loaded,
+      plan: (metadata) => {
+        checkpoint(ctx);
+        return firstRollChange(metadata);
+      },
+    });
+  } catch (error) {
+    throw toRollError(error, 'catalog');
   }
+  const { change } = result;
+  if (change === undefined) return result.metadata === table.loaded.metadata ? table : refreshTable(table);
+  ctx.log.info({ added_column: change.addColumns !== undefined, properties: Object.keys(change.setProperties ?? {}) }, 'first roll: table prepared for the sink');
+  return refreshTable(table);
 }

@@ -2,6 +2,7 @@ import type { RollIntent } from '@tablemere/contracts';
 import { currentSchema, type DataFile, newSnapshotId, type SchemaJson, type TableMetadata } from '@tablemere/iceberg';
 import { RollError } from '../errors.ts';
 import { isApiRefusal } from '../internal-api.ts';
+import { addNewColumns } from './add-columns.ts';
 import { appendRoll, apiFailure, recordIntent } from './commit.ts';
 import { measured, type RollContext, timed } from './context.ts';
 import { deleteBatches } from './delete.ts';
@@ -14,7 +15,7 @@ import { sendReport } from './report.ts';
 import { writeSidecar } from './sidecar.ts';
 import { type BatchCount, INLINE_BATCHES } from './summary.ts';
 import { sweepIntake } from './sweep.ts';
-import { BatchValidator, type Validation } from './validate.ts';
+import { BatchValidator, type NewFieldOptions, type Validation } from './validate.ts';
 import { writeData } from './write.ts';
 
 export interface RollResult {
@@ -38,10 +39,16 @@ export interface RollResult {
 
 /** A schema that keeps changing under the roll is given up on after this many validations. */
 const SCHEMA_ROUNDS = 3;
+/**
+ * Schema changes a roll adding columns validates again after (more than one only when the
+ * schema keeps changing under it); fields still unknown after them are rejected as unknown_field.
+ */
+const ADD_COLUMNS_ROUNDS = 3;
 
 /**
  * One roll of one sink, the steps in the description's order: reload, invariant, first roll,
- * read, validate, rejects, write, (sidecar,) commit, delete, report, sweep. The caller holds the lease.
+ * read, validate, (add columns and validate again,) rejects, write, (sidecar,) commit, delete,
+ * report, sweep. The caller holds the lease.
  */
 export async function runRoll(ctx: RollContext): Promise<RollResult> {
   let table = await timed(ctx, 'reload', () => reloadTable(ctx));
@@ -69,9 +76,14 @@ type BatchesResult = Omit<RollResult, 'settled' | 'abandoned' | 'left' | 'swept'
  * Only what the roll needs later is kept of each batch, not its bytes: a schema change reads
  * them again (they stay in the intake until the roll deletes them).
  */
-async function readAndValidate(ctx: RollContext, chosen: readonly IntakeObject[], schema: SchemaJson): Promise<{ validation: Validation; read: IntakeObject[] }> {
+async function readAndValidate(
+  ctx: RollContext,
+  chosen: readonly IntakeObject[],
+  schema: SchemaJson,
+  newFields: NewFieldOptions | undefined,
+): Promise<{ validation: Validation; read: IntakeObject[] }> {
   return timed(ctx, 'read_validate', async () => {
-    const validator = new BatchValidator(schema);
+    const validator = new BatchValidator(schema, newFields);
     const read: IntakeObject[] = [];
     const byId = new Map(chosen.map((o) => [o.batchId, o]));
     for await (const batch of readBatches(ctx, chosen)) {
@@ -82,7 +94,10 @@ async function readAndValidate(ctx: RollContext, chosen: readonly IntakeObject[]
   });
 }
 
-/** Read + validate → rejects → write → sidecar (above 1,000 batches) → intent → commit (again on a schema change) → delete → report. */
+/**
+ * Read + validate → (add columns for new fields, then again) → rejects → write → sidecar (above
+ * 1,000 batches) → intent → commit (again on a schema change) → delete → report.
+ */
 async function rollBatches(ctx: RollContext, table: TenantTable, chosen: readonly IntakeObject[]): Promise<BatchesResult> {
   const { crash } = ctx.deps;
   let batches: readonly IntakeObject[] = chosen;
@@ -93,16 +108,34 @@ async function rollBatches(ctx: RollContext, table: TenantTable, chosen: readonl
   let attempts = 0;
   let dataFiles: DataFile[] = [];
   let committed = false;
+  // A sink adding columns: the columns this roll added, and the schema changes it validated again after.
+  const addsColumns = ctx.sink.unknown_fields === 'add_columns';
+  const added: Array<NewFieldOptions['added'][number]> = [];
+  let addRounds = 0;
+  let schemaChanges = 0;
 
   try {
     for (let round = 1; ; round++) {
       const schema = currentSchema(metadata);
-      const { validation, read } = await readAndValidate(ctx, batches, schema);
+      const { validation, read } = await readAndValidate(ctx, batches, schema, addsColumns ? { added } : undefined);
       if (round > 1 && read.length !== batches.length) {
         throw new RollError('aborted', 'batches left the intake during the roll (was the sink deleted?); nothing was committed');
       }
       batches = read;
       if (batches.length === 0) return summarize('idle', null, validation, attempts);
+      if (addsColumns && validation.unknownRows.length > 0 && addRounds < ADD_COLUMNS_ROUNDS) {
+        // One schema commit for every new field, then the rows are validated again against the
+        // schema it left (the owner's too, when the owner changed it first). Fields that get no
+        // column leave the table as it was, and their rows stay rejected.
+        const outcome = await timed(ctx, 'add_columns', () => addNewColumns(ctx, table, metadata, validation.unknownRows));
+        // The same metadata object back: nothing could be added, and nothing changed.
+        if (outcome.metadata !== metadata) {
+          addRounds++;
+          added.push(...outcome.columns);
+          metadata = outcome.metadata;
+          continue;
+        }
+      }
       const keys = batches.map((b) => b.key);
       await timed(ctx, 'rejects', () => writeRejects(ctx, validation));
       crash.reached('after-rejects');
@@ -132,7 +165,7 @@ async function rollBatches(ctx: RollContext, table: TenantTable, chosen: readonl
       const appended = await timed(ctx, 'commit', () => appendRoll(ctx, current, { snapshotId, dataFiles: files, schemaId: validation.schemaId, specId: metadata['default-spec-id'], batches: counts, batchesFile }, state));
       attempts += appended.attempts;
       if (appended.kind === 'schema_changed') {
-        if (round >= SCHEMA_ROUNDS) throw new RollError('commit_conflict', `the table's schema or partition spec changed ${round} times during the roll`);
+        if (++schemaChanges >= SCHEMA_ROUNDS) throw new RollError('commit_conflict', `the table's schema or partition spec changed ${schemaChanges} times during the roll`);
         ctx.log.info(
           { schema_id: appended.metadata['current-schema-id'], spec_id: appended.metadata['default-spec-id'] },
           'the table schema or partition spec changed during the roll; validating again',

@@ -1,4 +1,4 @@
-import { compileRowConverter, type RowConverter, schemaFromJson, type SchemaJson } from '@tablemere/iceberg';
+import { compileRowConverter, type RowConverter, type RowReject, schemaFromJson, type SchemaJson } from '@tablemere/iceberg';
 import type { Table } from 'apache-arrow';
 import type { IntakeBatch } from './read-batches.ts';
 import { type RejectsReason, rejectLine, unreadableLines } from './rejects.ts';
@@ -25,6 +25,14 @@ export interface Validation {
   rejected: number;
   /** In the order the batches were given. */
   batches: BatchOutcome[];
+  /** With new-field options: the rows rejected as unknown_field, as JSON text, in roll order. */
+  unknownRows: string[];
+}
+
+/** How a sink with `unknown_fields: add_columns` validates. */
+export interface NewFieldOptions {
+  /** Columns this roll added, as reject paths name them (`address.city`): a type_mismatch under one says so. */
+  added: ReadonlyArray<{ path: string; type: string }>;
 }
 
 /** The lines of an NDJSON object, without blank ones (a trailing newline). */
@@ -44,12 +52,23 @@ export class BatchValidator {
   private readonly stamped: boolean;
   private readonly converter: RowConverter;
   private readonly outcomes: BatchOutcome[] = [];
+  private readonly unknownRows: string[] = [];
 
-  constructor(schemaJson: SchemaJson) {
+  /**
+   * With `newFields` (a sink adding columns), a null under an unknown key carries no data and
+   * the row is taken, and the rows rejected as unknown_field are kept for planning columns.
+   */
+  constructor(
+    schemaJson: SchemaJson,
+    private readonly newFields?: NewFieldOptions,
+  ) {
     const schema = schemaFromJson(schemaJson);
     this.schemaId = schema.schemaId;
     this.stamped = schema.fields.some((f) => f.name === INGEST_TS && f.type.kind === 'timestamptz');
-    this.converter = compileRowConverter(schema, this.stamped ? { injected: [INGEST_TS] } : {});
+    this.converter = compileRowConverter(schema, {
+      ...(this.stamped ? { injected: [INGEST_TS] } : {}),
+      ...(newFields ? { unknownNulls: 'skip' as const } : {}),
+    });
   }
 
   add(batch: IntakeBatch): BatchOutcome {
@@ -69,7 +88,10 @@ export class BatchValidator {
       return outcome;
     }
     outcome.rows = result.rows;
-    for (const { text, reject } of result.rejects) {
+    for (const { text, reject: found } of result.rejects) {
+      const reject = this.newFields ? explainNewField(found, this.newFields) : found;
+      // Their fields may become columns.
+      if (reject.reason === 'unknown_field' && this.newFields) this.unknownRows.push(text);
       outcome.rejected++;
       outcome.reasons[reject.reason] = (outcome.reasons[reject.reason] ?? 0) + 1;
       outcome.rejectLines.push(rejectLine(batch.id, text, reject));
@@ -87,13 +109,30 @@ export class BatchValidator {
       rows,
       rejected: outcomes.reduce((sum, b) => sum + b.rejected, 0),
       batches: outcomes,
+      unknownRows: this.unknownRows,
     };
   }
 }
 
+/**
+ * A reject of a sink adding columns, said in its terms: a value that does not fit a column this
+ * roll added names where the column's type came from; a field still unknown had no value to
+ * type it.
+ */
+function explainNewField(reject: RowReject, options: NewFieldOptions): RowReject {
+  if (reject.reason === 'unknown_field' && reject.field !== INGEST_TS) {
+    return { ...reject, message: `${reject.message}; add_columns adds a field once its values give it one type (null, [] or {} alone do not) and its name can be a column's` };
+  }
+  if (reject.reason !== 'type_mismatch') return reject;
+  const path = reject.field.replace(/\[\d+\]/g, '');
+  const column = options.added.find((c) => path === c.path || path.startsWith(`${c.path}.`));
+  if (column === undefined) return reject;
+  return { ...reject, message: `${reject.message}; this roll added ${column.path} as ${column.type}, typed from its rows (the first row's type where they disagree)` };
+}
+
 /** All batches at once: `BatchValidator` over the list. */
-export function validateBatches(schemaJson: SchemaJson, batches: readonly IntakeBatch[]): Validation {
-  const validator = new BatchValidator(schemaJson);
+export function validateBatches(schemaJson: SchemaJson, batches: readonly IntakeBatch[], newFields?: NewFieldOptions): Validation {
+  const validator = new BatchValidator(schemaJson, newFields);
   for (const batch of batches) validator.add(batch);
   return validator.finish();
 }

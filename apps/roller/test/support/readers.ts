@@ -96,6 +96,11 @@ export async function ownerCreates(namespace: string, table: string, formatVersi
   await runReader('owner_create.py', [namespace, table, String(formatVersion), ...columns], env);
 }
 
+/** tests/readers/owner_add_column.py: the owner's PyIceberg adds an optional column (`device.fw` for a nested one). */
+export async function ownerAddsColumn(namespace: string, table: string, path: string, type: string, env: ReaderEnv = stackEnv()): Promise<{ schema_id: number; field_id: number }> {
+  return (await read([namespace, table, path, type], env, 'owner_add_column.py')) as { schema_id: number; field_id: number };
+}
+
 /** tests/readers/partitioning.py: the owner's PyIceberg partitions a table, or plans a filtered scan. */
 export async function partitioning(args: string[], env: ReaderEnv = stackEnv()): Promise<Record<string, unknown>> {
   return (await read(args, env, 'partitioning.py')) as Record<string, unknown>;

@@ -4,11 +4,13 @@ import type { FileIO } from '../io/file-io.ts';
 import { conformerFor } from '../writer/arrow-conform.ts';
 import type { DataFile } from '../writer/data-file.ts';
 import type { ManifestDataFile } from '../writer/manifest.ts';
+import { compileRowConverter } from '../writer/row-converter.ts';
 import { joinParquetParts, type ParquetPart, writeParquetPart } from '../writer/parquet.ts';
 import { parquetArrowSchema, readParquetRowGroups } from '../writer/parquet-read.ts';
 import { IO_WIDTH } from './bounded.ts';
 import { putDataFile } from './put-data-file.ts';
 import type { KeptFiles, RewriteBin } from './rewrite-plan.ts';
+import { appendLineage, type InheritedLineage, LineageReader, withLineageFields, withoutLineage } from './row-lineage.ts';
 
 /**
  * Decoded rows held before they are encoded as one part (one row group of the output). Bounds
@@ -19,27 +21,41 @@ export const PART_DECODED_BYTES = 64 * 1024 * 1024;
 /**
  * Reads a bin's files one by one, a row group at a time, and writes their rows, in order and
  * value for value, as one Parquet data file under the bin's schema; the metrics are computed
- * from the rows. Every file must give as many rows as its manifest entry says.
+ * from the rows. Every file must give as many rows as its manifest entry says. With `lineage`
+ * (format v3) each row's `_row_id` and `_last_updated_sequence_number` are written too, as
+ * the file had them or as it inherited them (see `LineageReader`).
  */
-export async function rewriteBin(io: FileIO, tableLocation: string, bin: RewriteBin, kept: KeptFiles): Promise<DataFile> {
+export async function rewriteBin(
+  io: FileIO,
+  tableLocation: string,
+  bin: RewriteBin,
+  kept: KeptFiles,
+  lineage?: (file: ManifestDataFile) => InheritedLineage,
+): Promise<DataFile> {
+  // v3: the rows carry their lineage, written explicitly after the table's columns.
+  const schema = lineage ? withLineageFields(bin.schema) : bin.schema;
+  const arrowSchema = lineage ? compileRowConverter(schema).arrowSchema : bin.arrowSchema;
   const parts: ParquetPart[] = [];
   let pending: RecordBatch[] = [];
   let pendingBytes = 0;
   const flush = () => {
     if (pending.length === 0) return;
-    parts.push(writeParquetPart(new Table(bin.arrowSchema, pending), { schema: bin.schema }));
+    parts.push(writeParquetPart(new Table(arrowSchema, pending), { schema }));
     pending = [];
     pendingBytes = 0;
   };
   const reads = new ReadAhead(io, bin.files, kept);
   for (const [i, file] of bin.files.entries()) {
     const bytes = await reads.take(i);
-    const conformer = conformerFor(parquetArrowSchema(bytes), bin.arrowSchema);
+    const fileSchema = parquetArrowSchema(bytes);
+    const conformer = conformerFor(withoutLineage(fileSchema), bin.arrowSchema);
+    const reader = new LineageReader(fileSchema, lineage?.(file));
     if (conformer === null) throw new IcebergError('validation_failed', `${file.file_path} no longer has the schema it was planned with`);
     let rows = 0n;
     for (const group of readParquetRowGroups(bytes)) {
       for (const batch of group) {
-        const conformed = conformer.conform(batch);
+        const split = reader.split(batch);
+        const conformed = lineage ? appendLineage(conformer.conform(split.rows), split.lineage, arrowSchema) : conformer.conform(split.rows);
         rows += BigInt(conformed.numRows);
         pending.push(conformed);
         pendingBytes += conformed.data.byteLength;
@@ -51,7 +67,7 @@ export async function rewriteBin(io: FileIO, tableLocation: string, bin: Rewrite
     }
   }
   flush();
-  return putDataFile({ io, tableLocation, written: joinParquetParts(parts, bin.schema) });
+  return putDataFile({ io, tableLocation, written: joinParquetParts(parts, schema) });
 }
 
 /** Input files fetched ahead of the one being rewritten, or only that one when it is bigger. */

@@ -7,6 +7,7 @@ import type { ManifestDataFile, ManifestEntry } from '../writer/manifest.ts';
 import { parquetArrowSchema } from '../writer/parquet-read.ts';
 import { compileRowConverter } from '../writer/row-converter.ts';
 import { IO_WIDTH, mapBounded } from './bounded.ts';
+import { withoutLineage } from './row-lineage.ts';
 import type { HeadContents } from './table-contents.ts';
 
 /** Bytes of data files held at once while their schemas are read, and kept for the rewrite after. */
@@ -51,7 +52,7 @@ interface SchemaGroup {
 /**
  * Groups files by the table schema they were written with: the newest of the table's schemas
  * (the current one first) whose Arrow form the file's schema conforms to exactly (same field
- * ids, nullability and types at every level). Files that match none are left out: they are never
+ * ids, nullability and types at every level; row lineage columns aside). Files that match none are left out: they are never
  * rewritten under ids they do not have. Reads each file whole (FileIO has no ranged reads), at most
  * 64 MiB of them at once (or one file), and keeps the first 64 MiB of them in `kept` so that the
  * rewrite does not fetch them again (small files usually all fit).
@@ -74,7 +75,7 @@ export async function groupBySchema(io: FileIO, metadata: TableMetadata, files: 
         keptBytes += bytes.byteLength;
         kept.set(e.dataFile.file_path, bytes);
       }
-      return parquetArrowSchema(bytes);
+      return withoutLineage(parquetArrowSchema(bytes));
     },
   );
   files.forEach(({ dataFile }, i) => {

@@ -1,92 +1,107 @@
 import type { RestCatalog } from '../catalog/rest/client.ts';
 import type { LoadTableResult, TableIdent, TableRequirement, TableUpdate } from '../catalog/rest/types.ts';
-import { IcebergError, isIcebergError } from '../errors.ts';
 import { currentSchema, type TableMetadata } from '../spec/metadata.ts';
-import { parseTypeString, typeString } from '../spec/types.ts';
+import { type CommitAttempt, type CommitDriverOptions, commitWithRetries } from './commit-driver.ts';
+import type { RetryPolicy } from './retry.ts';
+import { addColumns, hasColumn, type NewColumn } from './schema-fields.ts';
 
-export interface NewColumn {
-  name: string;
-  /** A primitive type string: `timestamptz`, `decimal(10,2)`, `fixed[16]`, ... */
-  type: string;
-  doc?: string;
-}
+export type { NewColumn } from './schema-fields.ts';
 
 export interface SchemaChange {
-  /** Optional columns appended after the existing ones, with ids from last-column-id + 1. */
+  /** Optional columns appended after the existing ones (of the table or of a struct in it), with ids from last-column-id + 1. */
   addColumns?: NewColumn[];
   setProperties?: Record<string, string>;
 }
 
+export interface SchemaChangeOptions {
+  catalog: RestCatalog;
+  table: TableIdent;
+  /** The table as last loaded; loaded when omitted. */
+  base?: Pick<LoadTableResult, 'metadata'>;
+  /**
+   * The change to make on the table as (re)loaded, decided again after every lost race (409):
+   * another writer's schema change may have made part of it, or all of it, or made it wrong.
+   * Undefined when there is nothing (left) to change.
+   */
+  plan: (metadata: TableMetadata) => SchemaChange | undefined;
+  /** Attempts and backoff (the driver's default: 5 attempts, 0.5–8 s); `{ attempts: 1 }` fails on the first 409. */
+  retry?: Partial<RetryPolicy>;
+  /** Told about each failed attempt that will be planned and tried again. */
+  onRetry?: CommitDriverOptions<SchemaChangeResult>['onRetry'];
+}
+
+export interface SchemaChangeResult {
+  metadata: TableMetadata;
+  /** The change that landed; undefined when the plan found nothing to change. */
+  change: SchemaChange | undefined;
+}
+
 /**
- * Commits a schema change against `base`: new optional columns and table properties, guarded
- * by the schema id and last assigned field id it was planned on, so a concurrent schema change
- * fails with `commit_conflict` instead of being overwritten. Returns the reloaded table.
- * When the outcome is unknown, a reload that shows the change in place counts as success.
+ * Commits a planned schema change through the commit driver: new optional columns and table
+ * properties, guarded by the schema id and last assigned field id it was planned on, so a
+ * concurrent schema change is never overwritten: it loses (409), and the change is planned
+ * again on the new table. After a lost answer, a reload showing the change in place counts as
+ * landed.
  */
-export async function commitSchemaChange(
-  catalog: RestCatalog,
-  table: TableIdent,
-  base: TableMetadata,
-  change: SchemaChange,
-): Promise<LoadTableResult> {
+export async function changeSchema(options: SchemaChangeOptions): Promise<SchemaChangeResult> {
+  return commitWithRetries<SchemaChangeResult>({
+    catalog: options.catalog,
+    table: options.table,
+    operation: 'schema change',
+    formatVersions: [1, 2, 3],
+    ...(options.base ? { base: options.base } : {}),
+    ...(options.retry ? { retry: options.retry } : {}),
+    ...(options.onRetry ? { onRetry: options.onRetry } : {}),
+    build: async ({ metadata }) => {
+      const change = options.plan(metadata);
+      if (change === undefined) return { nothingToDo: { metadata, change } };
+      return schemaCommit(metadata, change);
+    },
+  });
+}
+
+/**
+ * Commits `change` planned on `base`; a concurrent schema change fails it with
+ * `commit_conflict`. Returns the reloaded table.
+ */
+export async function commitSchemaChange(catalog: RestCatalog, table: TableIdent, base: TableMetadata, change: SchemaChange): Promise<LoadTableResult> {
+  await changeSchema({ catalog, table, base: { metadata: base }, plan: () => change, retry: { attempts: 1 } });
+  return catalog.loadTable(table);
+}
+
+function schemaCommit(base: TableMetadata, change: SchemaChange): CommitAttempt<SchemaChangeResult> | { nothingToDo: SchemaChangeResult } {
   const columns = change.addColumns ?? [];
   const properties = change.setProperties ?? {};
   const schema = currentSchema(base);
-  for (const column of columns) {
-    if (schema.fields.some((f) => f.name === column.name)) {
-      throw new IcebergError('already_exists', `column ${column.name} already exists in ${table.name}`);
-    }
-  }
-  const requirements: TableRequirement[] = [{ type: 'assert-table-uuid', uuid: base['table-uuid'] }];
+  const requirements: TableRequirement[] = [];
   const updates: TableUpdate[] = [];
   if (columns.length > 0) {
     const lastColumnId = base['last-column-id'];
-    const added = columns.map((column, i) => ({
-      id: lastColumnId + 1 + i,
-      name: column.name,
-      required: false,
-      // Normalised through the type parser so a malformed type fails here, not on the server.
-      type: canonicalType(column.type),
-      ...(column.doc === undefined ? {} : { doc: column.doc }),
-    }));
+    const added = addColumns(schema, lastColumnId, columns);
     const nextSchemaId = Math.max(...base.schemas.map((s) => s['schema-id'])) + 1;
     requirements.push(
       { type: 'assert-current-schema-id', 'current-schema-id': schema['schema-id'] },
       { type: 'assert-last-assigned-field-id', 'last-assigned-field-id': lastColumnId },
     );
     updates.push(
-      {
-        action: 'add-schema',
-        schema: { ...schema, 'schema-id': nextSchemaId, fields: [...schema.fields, ...added] },
-        'last-column-id': lastColumnId + columns.length,
-      },
+      { action: 'add-schema', schema: { ...schema, 'schema-id': nextSchemaId, fields: added.fields }, 'last-column-id': added.lastColumnId },
       // -1 selects the schema added by this commit.
       { action: 'set-current-schema', 'schema-id': -1 },
     );
   }
   if (Object.keys(properties).length > 0) updates.push({ action: 'set-properties', updates: properties });
-  if (updates.length === 0) return catalog.loadTable(table);
-
-  try {
-    await catalog.commitTable(table, { requirements, updates });
-  } catch (error) {
-    if (!isIcebergError(error, 'commit_state_unknown')) throw error;
-    const reloaded = await catalog.loadTable(table);
-    if (isApplied(reloaded.metadata, columns, properties)) return reloaded;
-    throw error;
-  }
-  return catalog.loadTable(table);
-}
-
-function canonicalType(text: string): string {
-  const type = parseTypeString(text);
-  if (type.kind === 'unsupported') throw new IcebergError('unsupported', `cannot add a column of type ${type.name}`);
-  return typeString(type);
+  if (updates.length === 0) return { nothingToDo: { metadata: base, change: undefined } };
+  return {
+    requirements,
+    updates,
+    landed: (metadata) => (isApplied(metadata, columns, properties) ? 'landed' : 'not_landed'),
+    result: (metadata) => ({ metadata, change }),
+  };
 }
 
 function isApplied(metadata: TableMetadata, columns: NewColumn[], properties: Record<string, string>): boolean {
-  const fields = currentSchema(metadata).fields;
-  const hasColumns = columns.every((c) => fields.some((f) => f.name === c.name && !f.required));
+  const schema = currentSchema(metadata);
+  const hasColumns = columns.every((c) => hasColumn(schema, c));
   const hasProperties = Object.entries(properties).every(([k, v]) => metadata.properties?.[k] === v);
   return hasColumns && hasProperties;
 }

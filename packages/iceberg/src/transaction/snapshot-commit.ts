@@ -1,5 +1,11 @@
 import type { CommitTableRequest } from '../catalog/rest/types.ts';
-import { MAIN_BRANCH, type Snapshot, type SnapshotSummary, type TableMetadata } from '../spec/metadata.ts';
+import type { FileIO } from '../io/file-io.ts';
+import { branchHead as branchHeadOf, MAIN_BRANCH, type Snapshot, type SnapshotSummary, type TableMetadata } from '../spec/metadata.ts';
+import { type ManifestFile, writeManifestList } from '../writer/manifest-list.ts';
+import type { CommitAttempt, CommitContext } from './commit-driver.ts';
+import { snapshotAttemptLanded } from './landed.ts';
+import { manifestListLocation } from './locations.ts';
+import { snapshotRowIds } from './row-lineage.ts';
 
 export interface NewSnapshot {
   snapshotId: bigint;
@@ -39,5 +45,53 @@ export function mainSnapshotCommit(metadata: TableMetadata, parent: Snapshot | u
       },
       { action: 'set-snapshot-ref', 'ref-name': MAIN_BRANCH, type: 'branch', 'snapshot-id': snapshot.snapshotId },
     ],
+  };
+}
+
+/** One commit attempt of a snapshot on main, less its result; and the manifests its list holds. */
+export type SnapshotAttempt = Omit<CommitAttempt<never>, 'result'> & { manifests: ManifestFile[]; manifestList: string };
+
+/**
+ * Writes the manifest list of snapshot `snapshotId` built on main's head in `context.metadata`
+ * (format v3: row ids assigned from the table's next-row-id, reread on every attempt), records
+ * it with the driver, and answers the attempt that commits it as main's head: the list and
+ * its manifests referenced, the list the attempt's own, a lost answer settled by
+ * `snapshotAttemptLanded`.
+ */
+export async function writeSnapshotAttempt(
+  io: FileIO,
+  context: CommitContext,
+  snapshot: { snapshotId: bigint; sequenceNumber: bigint; manifests: readonly ManifestFile[]; summary: SnapshotSummary },
+): Promise<SnapshotAttempt> {
+  const { metadata, attempt, startedAt } = context;
+  const { snapshotId, sequenceNumber } = snapshot;
+  const parent = branchHeadOf(metadata);
+  const lineage = metadata['format-version'] >= 3 ? snapshotRowIds(metadata, snapshot.manifests) : undefined;
+  const manifests = lineage?.manifests ?? [...snapshot.manifests];
+  const manifestList = manifestListLocation(metadata.location, snapshotId, attempt);
+  context.wrote(manifestList);
+  await io.put(
+    manifestList,
+    writeManifestList({
+      snapshotId,
+      parentSnapshotId: parent?.['snapshot-id'] ?? null,
+      sequenceNumber,
+      manifests,
+      ...(lineage ? { formatVersion: 3, firstRowId: lineage.firstRowId } : {}),
+    }),
+  );
+  return {
+    ...mainSnapshotCommit(metadata, parent, {
+      snapshotId,
+      sequenceNumber,
+      manifestList,
+      summary: snapshot.summary,
+      ...(lineage ? { firstRowId: lineage.firstRowId, addedRows: lineage.addedRows } : {}),
+    }),
+    references: [manifestList, ...manifests.map((m) => m.manifest_path)],
+    ownFiles: [manifestList],
+    landed: (reloaded) => snapshotAttemptLanded(io, reloaded, { snapshotId, manifestList }, startedAt),
+    manifests,
+    manifestList,
   };
 }

@@ -101,6 +101,8 @@ export class StructColumn implements Column {
     private readonly fields: readonly StructSlot[],
     nullable: boolean,
     private readonly expected: string,
+    /** A null under a key the struct lacks is passed over (RowConverterOptions.unknownNulls). */
+    private readonly skipUnknownNulls = false,
   ) {
     this.slots = new Slots(nullable);
     for (const field of fields) this.byName.set(field.name, field);
@@ -161,6 +163,7 @@ export class StructColumn implements Column {
     for (const key in object) {
       const field = this.byName.get(key);
       if (field === undefined || field.injected) {
+        if (field === undefined && this.skipUnknownNulls && object[key] === null) continue;
         return { reason: 'unknown_field', path: [key], injected: field !== undefined };
       }
       const failure = field.column.append(object[key]);

@@ -168,6 +168,17 @@ describe('compileRowConverter: rejects', () => {
     expect(reject('{"id": 1, "name": "\\ud800"}')).toMatchObject({ reason: 'type_mismatch', field: 'name' });
   });
 
+  it('passes over a null under an unknown key when told to (unknownNulls: skip), at any depth, and nothing else', () => {
+    const c = compileRowConverter(SCHEMA, { injected: ['ingested'], unknownNulls: 'skip' });
+    c.setInjected('ingested', '2024-01-01T00:00:00Z');
+    expect(c.appendJson('{"id": 1, "nope": null, "address": {"zip": 1, "also": null}}')).toBeNull();
+    expect(c.appendJson('{"id": 2, "nope": 0}')).toMatchObject({ reason: 'unknown_field', field: 'nope' });
+    expect(c.appendJson('{"id": 3, "ingested": null}')).toMatchObject({ reason: 'unknown_field', field: 'ingested' });
+    expect(c.appendNdjson(Buffer.from('{"id": 4, "nope": null}\n{"id": 5, "nope": []}\n'))).toMatchObject({ ok: true, rows: 1, rejects: [{ line: 1 }] });
+    expect(json(c.finish()).map((row) => (row as { id: unknown }).id)).toEqual(['1', '4']);
+    expect(reject('{"id": 1, "nope": null}')).toMatchObject({ reason: 'unknown_field', field: 'nope' });
+  });
+
   it('rejects rows that carry an injected column, saying the writer sets it', () => {
     const r = reject('{"id": 1, "ingested": "2024-01-01T00:00:00Z"}');
     expect(r).toMatchObject({ reason: 'unknown_field', field: 'ingested' });

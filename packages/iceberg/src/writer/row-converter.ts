@@ -61,6 +61,12 @@ export interface RowConverterOptions {
    * timestamp). Rows must not carry them.
    */
   injected?: readonly string[];
+  /**
+   * A key the (struct's) schema lacks whose value is null: `reject` the row as unknown_field
+   * (the default), or `skip` the key, which then carries no data (a sink adding columns for
+   * new fields, which cannot type a null).
+   */
+  unknownNulls?: 'reject' | 'skip';
 }
 
 export interface RowConverter {
@@ -103,17 +109,18 @@ interface Built {
  */
 export function compileRowConverter(schema: Schema, options: RowConverterOptions = {}): RowConverter {
   const injected = new Set(options.injected ?? []);
+  const skipUnknownNulls = options.unknownNulls === 'skip';
   for (const name of injected) {
     if (!schema.fields.some((field) => field.name === name)) throw new TypeError(`injected column ${name} is not a top-level field of the schema`);
   }
   const slots: StructSlot[] = [];
   const fields: Field[] = [];
   for (const field of schema.fields) {
-    const built = build(field.name, field.id, field.type, field.required);
+    const built = build(field.name, field.id, field.type, field.required, skipUnknownNulls);
     slots.push(structSlot(field.name, built.column, injected.has(field.name)));
     if (built.field !== null) fields.push(built.field);
   }
-  const root = new StructColumn(new Struct(fields), slots, false, 'a JSON object');
+  const root = new StructColumn(new Struct(fields), slots, false, 'a JSON object', skipUnknownNulls);
   const byteFields = schema.fields.map((field, i): ByteField => {
     const slot = slots[i] as StructSlot;
     return {
@@ -287,7 +294,7 @@ function fieldMetadata(id: number): Map<string, string> {
   return new Map([[PARQUET_FIELD_ID, String(id)]]);
 }
 
-function build(name: string, id: number, type: IcebergType, required: boolean): Built {
+function build(name: string, id: number, type: IcebergType, required: boolean, skipUnknownNulls: boolean): Built {
   if (type.kind !== 'struct' && containsUnsupported(type)) {
     return { column: new UnsupportedColumn(required, describeType(type)), field: null };
   }
@@ -298,23 +305,23 @@ function build(name: string, id: number, type: IcebergType, required: boolean): 
       const slots: StructSlot[] = [];
       const children: Field[] = [];
       for (const child of type.fields) {
-        const built = build(child.name, child.id, child.type, child.required);
+        const built = build(child.name, child.id, child.type, child.required, skipUnknownNulls);
         slots.push(structSlot(child.name, built.column));
         if (built.field !== null) children.push(built.field);
       }
       // Parquet has no empty groups: a struct with nothing writable is unsupported as a whole.
       if (children.length === 0) return { column: new UnsupportedColumn(required, describeType(type)), field: null };
       const struct = new Struct(children);
-      return { column: new StructColumn(struct, slots, nullable, 'struct (a JSON object)'), field: arrowField(struct) };
+      return { column: new StructColumn(struct, slots, nullable, 'struct (a JSON object)', skipUnknownNulls), field: arrowField(struct) };
     }
     case 'list': {
-      const element = build('element', type.elementId, type.element, type.elementRequired);
+      const element = build('element', type.elementId, type.element, type.elementRequired, skipUnknownNulls);
       const list = new List(element.field as Field);
       return { column: new ListColumn(list, element.column, nullable, `${describeType(type)} (a JSON array)`), field: arrowField(list) };
     }
     case 'map': {
-      const key = build('key', type.keyId, type.key, true);
-      const value = build('value', type.valueId, type.value, type.valueRequired);
+      const key = build('key', type.keyId, type.key, true, skipUnknownNulls);
+      const value = build('value', type.valueId, type.value, type.valueRequired, skipUnknownNulls);
       const entries = new Struct([key.field as Field, value.field as Field]);
       const map = new Map_(new Field('key_value', entries, false));
       const stringKeys = type.key.kind === 'string';

@@ -25,6 +25,7 @@ interface ViewRow {
   roll_seconds: number;
   roll_bytes: string;
   inactivity_seconds: number | null;
+  unknown_fields: InternalSink['unknown_fields'];
   last_roll_at: string | null;
   roll_error: InternalSink['roll_error'];
   last_upkeep_at: string | null;
@@ -58,7 +59,7 @@ WITH pending AS (
   FROM sink_batches WHERE state = 'pending' AND ($4::text IS NULL OR sink_id = $4) GROUP BY sink_id
 ), view AS (
   SELECT s.id, s.project_id, s.name, s.state, s.namespace, s.table_name, s.table_uuid, s.warehouse_id,
-         s.roll_seconds, s.roll_bytes, s.inactivity_seconds, s.last_roll->>'at' AS last_roll_at, s.roll_error,
+         s.roll_seconds, s.roll_bytes, s.inactivity_seconds, s.unknown_fields, s.last_roll->>'at' AS last_roll_at, s.roll_error,
          s.last_upkeep->>'at' AS last_upkeep_at, s.last_upkeep->>'outcome' AS last_upkeep_outcome,
          coalesce(p.batches, 0) AS batches, coalesce(p.bytes, 0) AS bytes, p.oldest, p.newest,
          (s.state = 'active' AND coalesce(p.batches, 0) > 0) AS rollable
@@ -127,6 +128,7 @@ export async function rollerView(db: Queryable, box: SecretBox, options: RollerV
         inactivity_seconds: row.inactivity_seconds,
         max_batches: ROLL_MAX_BATCHES,
       },
+      unknown_fields: row.unknown_fields,
       pending: {
         batches: row.batches,
         bytes: Number(row.bytes),

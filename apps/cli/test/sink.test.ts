@@ -353,12 +353,13 @@ describe('after an upkeep', () => {
       expired_snapshots: 2,
       deleted_files: { data: 0, manifests: 2, manifest_lists: 2 },
       snapshots_kept: 5,
+      orphan_files: { deleted: 1, bytes: 2048 },
     });
     await internal.releaseLease(sinkId, lease_id);
     expect(result).toMatchObject({ sink_id: sinkId, outcome: 'done', replayed: false });
 
     const got = ok(await tablemere(['sink', 'get', 'events_in'])).stdout;
-    expect(got).toMatch(/\n {2}last upkeep\s+(just now|\d+ s ago): done, data files 7 -> 1, manifests 7 -> 1, 3\.0 MiB rewritten, 2 snapshots expired, 5 kept, took 2\.5 s\n/);
+    expect(got).toMatch(/\n {2}last upkeep\s+(just now|\d+ s ago): done, data files 7 -> 1, manifests 7 -> 1, 3\.0 MiB rewritten, 2 snapshots expired, 5 kept, 1 orphan file deleted, took 2\.5 s\n/);
     expect((await sinkJson('events_in')).upkeep.last_run).toEqual({
       at: result.recorded_at,
       outcome: 'done',
@@ -370,6 +371,7 @@ describe('after an upkeep', () => {
       expired_snapshots: 2,
       rewritten_bytes: 3 * 1024 * 1024,
       snapshots_kept: 5,
+      orphan_files_deleted: 1,
       error: null,
     });
   });

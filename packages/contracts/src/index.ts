@@ -7,6 +7,7 @@ export * from './tables.ts';
 export * from './warehouses.ts';
 export * from './connection.ts';
 export * from './sinks.ts';
+export * from './sink-settings.ts';
 export * from './sink-peek.ts';
 export * from './internal.ts';
 export * from './usage.ts';

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { SEND_KEY_PATTERN } from './keys.ts';
 import { StorableText, Timestamp, WarehouseName } from './names.ts';
+import { KEEP_SNAPSHOTS_DEFAULT, KeepSnapshots, MIN_SNAPSHOT_AGE_SECONDS_DEFAULT, MinSnapshotAgeSeconds } from './sink-settings.ts';
 import { QualifiedTableName } from './tables.ts';
 
 /** A sink id: `snk_` and 12 lowercase hex digits; the hex is also in the sink's send key. */
@@ -58,6 +59,8 @@ export const CreateSinkRequest = z.strictObject({
   roll_seconds: z.number().int().min(ROLL_SECONDS_MIN).max(ROLL_SECONDS_MAX).default(ROLL_SECONDS_DEFAULT),
   roll_bytes: z.number().int().min(ROLL_BYTES_MIN).max(ROLL_BYTES_MAX).default(ROLL_BYTES_DEFAULT),
   inactivity_seconds: z.number().int().min(INACTIVITY_SECONDS_MIN).max(ROLL_SECONDS_MAX).optional(),
+  keep_snapshots: KeepSnapshots.default(KEEP_SNAPSHOTS_DEFAULT),
+  min_snapshot_age_seconds: MinSnapshotAgeSeconds.default(MIN_SNAPSHOT_AGE_SECONDS_DEFAULT),
 });
 export type CreateSinkRequest = z.infer<typeof CreateSinkRequest>;
 export type CreateSinkInput = z.input<typeof CreateSinkRequest>;
@@ -131,11 +134,19 @@ export const SinkUpkeepRun = z.object({
   /** Bytes of the data files the compaction replaced. */
   rewritten_bytes: Count,
   snapshots_kept: Count,
+  /** Orphan files (under the table's location, referenced by no metadata, past the safety age) deleted. */
+  orphan_files_deleted: Count,
   error: JobError.nullable(),
 });
 export type SinkUpkeepRun = z.infer<typeof SinkUpkeepRun>;
 
-export const SinkUpkeep = z.object({ last_run: SinkUpkeepRun.nullable() });
+export const SinkUpkeep = z.object({
+  /** Snapshots of `main` the sink's upkeep keeps (a larger `history.expire.min-snapshots-to-keep` on the table wins). */
+  keep_snapshots: z.number().int(),
+  /** Snapshots younger than this are never expired, whatever the count. */
+  min_snapshot_age_seconds: z.number().int(),
+  last_run: SinkUpkeepRun.nullable(),
+});
 
 /** The send key's rotation: when it last rotated, and while the old key still works, when it stops. */
 export const SinkKeyRotation = z.object({

@@ -88,14 +88,8 @@ for (const line of lines) console.log(`- ${line}`);
 async function run(stack: TestStack): Promise<void> {
   await createTable(stack, ns, 'upkept', [...COLUMNS]);
   await createTable(stack, ns, 'twin', [...COLUMNS]);
-  const sink = await createSink(stack, `bench_${suffix()}`, `${ns}.upkept`);
-  const config = loadConfig(
-    stack.rollerEnv({
-      TABLEMERE_ROLLER_UPKEEP_KEEP_SNAPSHOTS: '20',
-      TABLEMERE_ROLLER_UPKEEP_MIN_SNAPSHOT_AGE_SECONDS: '0',
-      LOG_LEVEL: 'warn',
-    }),
-  );
+  const sink = await createSink(stack, `bench_${suffix()}`, `${ns}.upkept`, { keep_snapshots: 20, min_snapshot_age_seconds: 0 });
+  const config = loadConfig(stack.rollerEnv({ LOG_LEVEL: 'warn' }));
   const deps = createRollDeps(config, createLogger({ level: 'warn' }), new RollerMetrics({ processMetrics: false }));
   const twin = await prepareTwin(stack, { namespace: ns, name: 'twin' });
   const options = { rollerId: 'bench-upkeep', leaseSeconds: config.leaseSeconds, stop: new AbortController().signal };

@@ -106,11 +106,13 @@ describe('tablemere sink create', () => {
     });
     failed(await tablemere(['sink', 'create', api.warehouse, '--table', `${namespace}.events`, '--name', 'x', '--roll-seconds', '30', '--show-key'], down), 2, /^error: --roll-seconds: at least 60/);
     failed(await tablemere(['sink', 'create', api.warehouse, '--table', `${namespace}.events`, '--name', 'x', '--roll-bytes', '16MiB', '--show-key'], down), 2, /^error: --roll-bytes: from 32\.0 MiB/);
+    failed(await tablemere(['sink', 'create', api.warehouse, '--table', `${namespace}.events`, '--name', 'x', '--keep-snapshots', '0', '--show-key'], down), 2, /^error: --keep-snapshots: keep_snapshots is 1 to 1000/);
+    failed(await tablemere(['sink', 'create', api.warehouse, '--table', `${namespace}.events`, '--name', 'x', '--min-snapshot-age', '10', '--show-key'], down), 2, /^error: duration '10': write a number and a unit/);
   });
 
   it('--save writes the key file with mode 0600 and prints no key', async () => {
     const result = ok(
-      await tablemere(['sink', 'create', api.warehouse, '--table', `${namespace}.events`, '--name', 'events_in', '--roll-seconds', '600', '--save', keyFile]),
+      await tablemere(['sink', 'create', api.warehouse, '--table', `${namespace}.events`, '--name', 'events_in', '--roll-seconds', '600', '--keep-snapshots', '3', '--min-snapshot-age', '1h', '--save', keyFile]),
     );
     expect(statSync(keyFile).mode & 0o777).toBe(0o600);
     const saved = KeyFile.parse(JSON.parse(readFileSync(keyFile, 'utf8')));
@@ -122,7 +124,8 @@ describe('tablemere sink create', () => {
     expect(lines[0]).toBe(`created sink events_in (${sinkId}) for ${namespace}.events in catalog ${api.warehouse}`);
     expect(lines[1]).toMatch(new RegExp(`^\\s+ingest URL\\s+${api.url}/v1/sinks/${sinkId}$`));
     expect(lines[2]).toMatch(/^\s+roll\s+every 10 min, or once 64\.0 MiB wait, or at 1,000 batches$/);
-    expect(lines[3]).toContain(`saved to ${keyFile} (mode 0600)`);
+    expect(lines[3]).toMatch(/^\s+snapshots\s+keep 3, none younger than 1 h$/);
+    expect(lines[4]).toContain(`saved to ${keyFile} (mode 0600)`);
     // No stray temporary file beside it.
     expect(readdir(work)).toEqual(['events-sink.json']);
   });
@@ -335,6 +338,16 @@ describe('after the roll', () => {
     const future = await tablemere(['sink', 'rejects', 'events_in', '--since', '2099-01-01T00:00:00Z']);
     expect([future.code, future.stdout, future.stderr]).toEqual([0, '', 'no rejects since 2099-01-01T00:00:00Z\n']);
     expect(ok(await tablemere(['sink', 'get', 'events_in'])).stdout).toMatch(/\n {2}rejects\s+6 rows in 2 batches, last .*; see: tablemere sink rejects events_in\n/);
+  });
+});
+
+describe('tablemere sink update', () => {
+  it('changes only the settings given, shows the sink, and refuses an empty or bad change', async () => {
+    const updated = ok(await tablemere(['sink', 'update', 'events_in', '--min-snapshot-age', '0']));
+    expect(updated.stdout).toMatch(/\n {2}snapshots\s+keep 3, no minimum age\n/);
+    expect((await sinkJson('events_in')).upkeep).toMatchObject({ keep_snapshots: 3, min_snapshot_age_seconds: 0 });
+    failed(await tablemere(['sink', 'update', 'events_in']), 2, /^error: sink update: give at least one setting/);
+    failed(await tablemere(['sink', 'update', 'events_in', '--keep-snapshots', '1001']), 2, /^error: --keep-snapshots: keep_snapshots is 1 to 1000/);
   });
 });
 

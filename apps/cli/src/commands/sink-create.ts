@@ -16,9 +16,10 @@ import { usageError } from '../errors.ts';
 import { size } from '../human.ts';
 import { checkKeyDestination, type KeyDestination, keyFileOf, keyLines, PendingKeyFile, withoutKey } from '../key-file.ts';
 import { integerOption, sizeOption } from '../options.ts';
-import { describeRoll } from '../sink-view.ts';
+import { type SettingOptions, settingOptions, settingsBody } from '../sink-settings.ts';
+import { describeRetention, describeRoll } from '../sink-view.ts';
 
-interface Options extends KeyDestination {
+interface Options extends KeyDestination, SettingOptions {
   table: string;
   name: string;
   rollSeconds?: number;
@@ -28,7 +29,7 @@ interface Options extends KeyDestination {
 }
 
 export function addSinkCreate(sink: Command, context: CommandContext): void {
-  sink
+  const command = sink
     .command('create')
     .description("create a sink: an HTTP intake for one table, with its send key (shown once: --save or --show-key)")
     .argument('<catalog>', 'the catalog (warehouse) holding the table')
@@ -44,7 +45,8 @@ export function addSinkCreate(sink: Command, context: CommandContext): void {
       '--inactivity-seconds <n>',
       `commit early once no batch arrived for this long (at least ${INACTIVITY_SECONDS_MIN}; default: off)`,
       integerOption('--inactivity-seconds'),
-    )
+    );
+  settingOptions(command, true)
     .option('--save <file>', 'write the send key, sink id and ingest URL to this file (mode 0600); print no key')
     .option('--show-key', 'print the send key, once (it cannot be shown again)')
     .option('--force', 'with --save: replace an existing file')
@@ -81,6 +83,7 @@ Example:
         `created sink ${sink.name} (${sink.id}) for ${sink.table} in catalog ${sink.warehouse}`,
         `  ingest URL  ${sink.ingest_url}`,
         `  roll        ${describeRoll(sink.roll)}`,
+        `  snapshots   ${describeRetention(sink.upkeep)}`,
         ...keyLines(sink, keyFile, options.save),
       ]);
     });
@@ -98,6 +101,7 @@ function createSinkRequest(catalog: string, options: Options): CreateSinkInput {
     ...(options.rollSeconds !== undefined ? { roll_seconds: options.rollSeconds } : {}),
     ...(options.rollBytes !== undefined ? { roll_bytes: options.rollBytes } : {}),
     ...(options.inactivitySeconds !== undefined ? { inactivity_seconds: options.inactivitySeconds } : {}),
+    ...settingsBody(options),
   };
   const request = CreateSinkRequest.safeParse(body);
   if (request.success) return body;

@@ -107,6 +107,13 @@ function tableFiles(): Promise<ListedFile[]> {
   });
 }
 
+/** Metadata files neither current nor in the current metadata's log: SeaweedFS leaves them behind. */
+async function metadataOutOfLog(): Promise<string[]> {
+  const loaded = await load();
+  const named = new Set([loaded.metadataLocation, ...((loaded.metadata['metadata-log'] ?? []) as Array<{ 'metadata-file': string }>).map((e) => e['metadata-file'])]);
+  return (await tableFiles()).map((f) => f.location).filter((location) => location.endsWith('.metadata.json') && !named.has(location));
+}
+
 const snapshotIds = (loaded: LoadTableResult) =>
   [...(loaded.metadata.snapshots ?? [])].sort((a, b) => Number(a['sequence-number']) - Number(b['sequence-number'])).map((s) => s['snapshot-id'].toString());
 
@@ -137,9 +144,10 @@ describe('snapshot retention per sink', { timeout: 240_000 }, () => {
     expect(rolled).toHaveLength(5);
     const run = await upkeep();
     expect(run).toMatchObject({ outcome: 'done', snapshotsKept: 3, expiredSnapshots: 3, orphans: { deleted: 0, skipped: null } });
-    // The killed roll's file is 3 days from old enough; the killed batch was rolled with the others.
+    // The killed roll's file is 3 days from old enough (the killed batch was rolled with the
+    // others), as are the metadata files the catalog left once out of the log.
     expect(run.orphans.found).toBe(0);
-    expect(run.orphans.young).toBe(1);
+    expect(run.orphans.young).toBe(1 + (await metadataOutOfLog()).length);
     const compaction = run.compactionSnapshotId!.toString();
     expect(snapshotIds(await load())).toEqual([...rolled.slice(-2), compaction]);
     expect((await tableFiles()).map((f) => f.location)).toContain(killedFile.location);
@@ -179,12 +187,20 @@ describe('orphan files', { timeout: 240_000 }, () => {
     const age = Date.now() - (killedFile.lastModified + strayFile.lastModified) / 2;
     expect(strayFile.lastModified - killedFile.lastModified).toBeGreaterThanOrEqual(11_000);
 
+    const cutoff = Date.now() - age;
+    const outOfLog = new Set(await metadataOutOfLog());
     const run = await upkeep(age);
-    expect(run).toMatchObject({ outcome: 'done', compactionSnapshotId: null, expiredSnapshots: 0, orphans: { found: 1, deleted: 1, failed: 0, young: 1, skipped: null } });
-    expect(run.orphans.bytes).toBe(killedFile.size);
-    const after = (await tableFiles()).map((f) => f.location).sort();
-    expect(after).toEqual(before.map((f) => f.location).filter((location) => location !== killedFile.location).sort());
-    expect((await getSink(stack, sink.id)).upkeep.last_run).toMatchObject({ outcome: 'done', orphan_files_deleted: 1 });
+    expect(run).toMatchObject({ outcome: 'done', compactionSnapshotId: null, expiredSnapshots: 0, orphans: { failed: 0, skipped: null } });
+    const after = new Set((await tableFiles()).map((f) => f.location));
+    const deleted = before.filter((f) => !after.has(f.location));
+    // Gone: the killed roll's file, and the metadata files out of the log from before the cutoff.
+    // Everything else stays: the young stray, and every file the table references.
+    const expected = before.filter((f) => f.location === killedFile.location || (outOfLog.has(f.location) && f.lastModified < cutoff));
+    expect(deleted.map((f) => f.location).sort()).toEqual(expected.map((f) => f.location).sort());
+    expect(deleted.map((f) => f.location)).toContain(killedFile.location);
+    expect(after.has(stray)).toBe(true);
+    expect(run.orphans).toMatchObject({ found: deleted.length, deleted: deleted.length, bytes: deleted.reduce((sum, f) => sum + f.size, 0) });
+    expect((await getSink(stack, sink.id)).upkeep.last_run).toMatchObject({ outcome: 'done', orphan_files_deleted: deleted.length });
     await expectEveryRowOnce();
   });
 });

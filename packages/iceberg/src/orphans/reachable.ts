@@ -10,9 +10,10 @@ import { readManifest, readManifestList } from '../writer/index.ts';
  * metadata file and each one its `metadata-log` names, and of each of them its snapshots'
  * manifest lists, their manifests, every data and delete file those list (entries of any
  * status), and its statistics and partition-statistics files; with `version-hint.text`.
- * Earlier metadata files are kept as Java's `ReachableFileUtil.metadataFileLocations(table,
- * recursive)` keeps them: the oldest file of the log that still exists names the ones before
- * it, and so on (a catalog may keep a short log: SeaweedFS keeps 5).
+ * Metadata files the log no longer names are orphans, as in Java's `DeleteOrphanFiles` (which
+ * asks `ReachableFileUtil.metadataFileLocations` without recursion): a table whose writers set
+ * `write.metadata.previous-versions-max` leaves them to the catalog, and a catalog that does not
+ * delete them (SeaweedFS does not) leaves them here.
  *
  * Java's `DeleteOrphanFiles` takes the snapshots of the current metadata only; the snapshots of
  * the metadata files in the current log are kept here too, so a file an engine could still
@@ -33,22 +34,7 @@ export async function referencedFiles(io: FileIO, metadataLocation: string, meta
     readForgivingMissing(io, location, parseMetadata),
   );
   for (const old of olderMetadata) if (old !== undefined) await addMetadata(io, old, referenced, seen, 'forgive_missing');
-  let oldest = olderMetadata.find((old) => old !== undefined);
-  while (oldest !== undefined) {
-    const earlier = metadataLog(oldest).map((e) => e['metadata-file']).filter((location) => !referenced.has(location));
-    for (const location of earlier) referenced.add(location);
-    oldest = await firstPresent(io, earlier);
-  }
   return referenced;
-}
-
-/** The first of these metadata files that still exists, read; undefined when none does. */
-async function firstPresent(io: FileIO, locations: readonly string[]): Promise<TableMetadata | undefined> {
-  for (const location of locations) {
-    const metadata = await readForgivingMissing(io, location, parseMetadata);
-    if (metadata !== undefined) return metadata;
-  }
-  return undefined;
 }
 
 function parseMetadata(bytes: Uint8Array): TableMetadata {

@@ -118,9 +118,9 @@ async function upkeep(ctx: RollContext, current: TenantTable, before: HeadFiles,
   const after = await timed(ctx, 'inspect', () => headFiles(current, expiry.metadata));
   const orphans = await timed(ctx, 'orphans', () => removeOrphans(ctx, current));
   crash.reached('upkeep-before-report');
-  const committed = compaction.snapshotId !== null || expiry.expired.length > 0 || orphans.deleted > 0;
+  const changed = compaction.snapshotId !== null || expiry.expired.length > 0 || orphans.deleted > 0;
   return {
-    outcome: committed ? 'done' : 'nothing',
+    outcome: changed ? 'done' : 'nothing',
     compactionSnapshotId: compaction.snapshotId,
     compactionSkipped: compaction.snapshotId === null ? (compaction.skipped ?? 'nothing_to_compact') : null,
     files: { dataBefore: before.data, dataAfter: after.data, manifestsBefore: before.manifests, manifestsAfter: after.manifests },

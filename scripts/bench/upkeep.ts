@@ -88,19 +88,15 @@ for (const line of lines) console.log(`- ${line}`);
 async function run(stack: TestStack): Promise<void> {
   await createTable(stack, ns, 'upkept', [...COLUMNS]);
   await createTable(stack, ns, 'twin', [...COLUMNS]);
-  const sink = await createSink(stack, `bench_${suffix()}`, `${ns}.upkept`);
-  const config = loadConfig(
-    stack.rollerEnv({
-      TABLEMERE_ROLLER_UPKEEP_KEEP_SNAPSHOTS: '20',
-      TABLEMERE_ROLLER_UPKEEP_MIN_SNAPSHOT_AGE_SECONDS: '0',
-      LOG_LEVEL: 'warn',
-    }),
-  );
+  const sink = await createSink(stack, `bench_${suffix()}`, `${ns}.upkept`, { keep_snapshots: 20, min_snapshot_age_seconds: 0 });
+  const config = loadConfig(stack.rollerEnv({ LOG_LEVEL: 'warn' }));
   const deps = createRollDeps(config, createLogger({ level: 'warn' }), new RollerMetrics({ processMetrics: false }));
   const twin = await prepareTwin(stack, { namespace: ns, name: 'twin' });
   const options = { rollerId: 'bench-upkeep', leaseSeconds: config.leaseSeconds, stop: new AbortController().signal };
   const commitMs: number[] = [];
   const twinCommitMs: number[] = [];
+  /** Each upkeep's orphan-file step (reference set, listing, deletes), ms. */
+  const orphanMs: number[] = [];
   let seq = 0;
   let sinceUpkeep = 0;
   const started = Date.now();
@@ -118,6 +114,7 @@ async function run(stack: TestStack): Promise<void> {
       if (roll % EVERY === 0) {
         const upkept = await upkeepSink(deps, await internalSink(deps, sink), options);
         if (upkept.status !== 'upkept') throw new Error(`upkeep after roll ${roll} failed: ${JSON.stringify(upkept)}`);
+        orphanMs.push(upkept.phases.orphans ?? NaN);
         sinceUpkeep = 0;
       }
       if (CHECKPOINTS.includes(roll)) {
@@ -135,6 +132,11 @@ async function run(stack: TestStack): Promise<void> {
   const twinFirst = p50(twinCommitMs.slice(0, 50));
   const twinLast = p50(twinCommitMs.slice(-50));
   console.log(`commit time p50: upkept first 50 ${first.toFixed(0)} ms, last 50 ${last.toFixed(0)} ms (${(last / first).toFixed(2)}×; goal ≤ 1.25×); twin ${twinFirst.toFixed(0)} → ${twinLast.toFixed(0)} ms (${(twinLast / twinFirst).toFixed(2)}×)`);
+  if (orphanMs.length > 0) {
+    const orphans = `orphan-file step of upkeep: p50 ${p50(orphanMs).toFixed(0)} ms, max ${Math.max(...orphanMs).toFixed(0)} ms over ${orphanMs.length} runs`;
+    console.log(orphans);
+    lines.push(`${today} bench:upkeep ${orphans}`);
+  }
   lines.push(
     `${today} bench:upkeep commit time p50 over the first / last 50 of ${ROLLS} rolls: upkept ${first.toFixed(0)} / ${last.toFixed(0)} ms ` +
       `(${(last / first).toFixed(2)}×, goal ≤ 1.25×); twin ${twinFirst.toFixed(0)} / ${twinLast.toFixed(0)} ms (${(twinLast / twinFirst).toFixed(2)}×)`,

@@ -14,6 +14,7 @@ export const ERROR_CODES = {
   idempotency_key_invalid: { status: 400, message: 'The Idempotency-Key must be 1-128 characters of A-Z a-z 0-9 . _ : -; fix it and send again.' },
   invalid_compressed_body: { status: 400, message: 'The body does not decompress under its Content-Encoding (corrupt or cut short); send it again whole.' },
   not_an_array: { status: 400, message: 'The body is JSON but not an array; send a JSON array of objects, e.g. [{"x": 1}].' },
+  nothing_to_update: { status: 400, message: 'The body names no setting to change; send at least one of the settings listed in details.settings.' },
   empty_batch: { status: 400, message: 'The array is empty: there is no row to store; send at least one object.' },
   schema_not_inferred: { status: 400, message: 'Some fields of the sample rows cannot be typed (details.fields names each, with why); fix the sample, or give create_table.columns.' },
   unauthorized: { status: 401, message: 'Send a valid API key as "Authorization: Bearer al_key_...".' },

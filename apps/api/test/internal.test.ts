@@ -533,6 +533,7 @@ describe('POST /internal/sinks/{id}/upkeep', () => {
     expired_snapshots: 5,
     deleted_files: { data: 3, manifests: 4, manifest_lists: 5 },
     snapshots_kept: 20,
+    orphan_files: { deleted: 2, bytes: 4096 },
   };
   const failed = {
     ...done,
@@ -543,6 +544,7 @@ describe('POST /internal/sinks/{id}/upkeep', () => {
     rewritten: { files: 0, bytes: 0, rows: 0 },
     expired_snapshots: 0,
     deleted_files: { data: 0, manifests: 0, manifest_lists: 0 },
+    orphan_files: { deleted: 0, bytes: 0 },
     error: { code: 'catalog_unavailable', message: 'LoadTable answered 503' },
   };
   const post = (sinkId: string, body: unknown) => api.callInternal('POST', `/internal/sinks/${sinkId}/upkeep`, body);
@@ -569,8 +571,8 @@ describe('POST /internal/sinks/{id}/upkeep', () => {
   it('records the run, the last upkeep and an audit event; the roller and the public view show it; a replay changes nothing', async () => {
     const sinkId = await insertSink(api.pool, api);
     const before = await views(sinkId);
-    expect(before.roller.upkeep).toEqual({ last_at: null, last_outcome: null });
-    expect(before.sink.upkeep).toEqual({ last_run: null });
+    expect(before.roller.upkeep).toEqual({ last_at: null, last_outcome: null, keep_snapshots: 20, min_snapshot_age_seconds: 600 });
+    expect(before.sink.upkeep).toEqual({ keep_snapshots: 20, min_snapshot_age_seconds: 600, last_run: null });
     const { lease_id } = Lease.parse((await lease(sinkId, 'roller-a')).body);
 
     const first = await post(sinkId, { lease_id, ...done });
@@ -585,7 +587,7 @@ describe('POST /internal/sinks/{id}/upkeep', () => {
     expect(after.audits.map((a) => a.details)).toEqual([{ upkeep_id: result.upkeep_id, roller_id: 'roller-a', ...done }]);
 
     const { asOf, roller, sink } = await views(sinkId);
-    expect(roller.upkeep).toEqual({ last_at: result.recorded_at, last_outcome: 'done' });
+    expect(roller.upkeep).toEqual({ last_at: result.recorded_at, last_outcome: 'done', keep_snapshots: 20, min_snapshot_age_seconds: 600 });
     expect(Date.parse(asOf) - Date.parse(result.recorded_at)).toBeLessThan(60_000);
     expect(sink.upkeep.last_run).toEqual({
       at: result.recorded_at,
@@ -598,6 +600,7 @@ describe('POST /internal/sinks/{id}/upkeep', () => {
       expired_snapshots: 5,
       rewritten_bytes: 12_582_912,
       snapshots_kept: 20,
+      orphan_files_deleted: 2,
       error: null,
     });
     const listed = SinkList.parse((await call(api.app, 'GET', '/v1/sinks', { key: api.adminKey })).body).sinks.find((s) => s.id === sinkId)!;
@@ -623,7 +626,7 @@ describe('POST /internal/sinks/{id}/upkeep', () => {
     const fail = await post(sinkId, { lease_id, ...failed });
     expect(fail.status, fail.text).toBe(200);
     const { roller, sink } = await views(sinkId);
-    expect(roller.upkeep).toEqual({ last_at: fail.body.recorded_at, last_outcome: 'failed' });
+    expect(roller.upkeep).toMatchObject({ last_at: fail.body.recorded_at, last_outcome: 'failed' });
     expect(sink.upkeep.last_run).toMatchObject({ outcome: 'failed', files_before: 4, files_after: 4, error: failed.error });
 
     // The first report of a run that started earlier, arriving late: recorded and audited, not the last.
@@ -654,6 +657,8 @@ describe('POST /internal/sinks/{id}/upkeep', () => {
     expect(unknown.body.error.code).toBe('sink_not_found');
     for (const bad of [
       { lease_id, ...done, outcome: 'nothing' },
+      // Orphan files deleted make a run done, never nothing.
+      { lease_id, ...failed, outcome: 'nothing', error: undefined, orphan_files: { deleted: 1, bytes: 1 } },
       { lease_id, ...failed, error: undefined },
       { lease_id, ...done, snapshot_ids: [42] },
       { lease_id, ...done, roll_id: '00000000-0000-4000-8000-000000000000' },

@@ -173,7 +173,7 @@ describe('GET /v1/sinks and /v1/sinks/{id|name}', () => {
     // Every element is stored, the one that is not an object too.
     expect(view.received).toMatchObject({ batches: 2, rows: 4, bytes: view.lag.bytes_waiting });
     expect(view.received.last_at).not.toBeNull();
-    expect(view.upkeep).toEqual({ last_run: null });
+    expect(view.upkeep).toEqual({ keep_snapshots: 20, min_snapshot_age_seconds: 600, last_run: null });
     const byId = await call(api.app, 'GET', `/v1/sinks/${sink.id}`, { key: keys.read });
     expect(byId.body).toEqual(byName.body);
     expect(errorOf(await call(api.app, 'GET', '/v1/sinks/no_such_sink', { key: keys.read }))).toEqual({ status: 404, code: 'sink_not_found' });

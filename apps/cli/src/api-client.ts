@@ -42,6 +42,10 @@ export class ApiClient {
     return this.send('POST', path, query, body, schema, parseJson);
   }
 
+  patch<S extends z.ZodType>(path: string, body: unknown, schema: S): Promise<ApiAnswer<z.output<S>>> {
+    return this.send('PATCH', path, {}, body, schema, parseJson);
+  }
+
   delete<S extends z.ZodType>(path: string, schema: S): Promise<ApiAnswer<z.output<S>>> {
     return this.send('DELETE', path, {}, undefined, schema, parseJson);
   }

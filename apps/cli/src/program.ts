@@ -11,6 +11,7 @@ import { addSinkRotateKey } from './commands/sink-rotate-key.ts';
 import { addSinkSend } from './commands/sink-send.ts';
 import { addSinkStatus } from './commands/sink-status.ts';
 import { addSinkTail } from './commands/sink-tail.ts';
+import { addSinkUpdate } from './commands/sink-update.ts';
 import { addTableCreate } from './commands/table-create.ts';
 import { addTableList } from './commands/table-list.ts';
 import { resolveApiConfig, resolveApiUrl } from './config.ts';
@@ -101,6 +102,7 @@ function buildProgram(context: CommandContext, io: Io): Program {
   addSinkCreate(sink, context);
   addSinkList(sink, context);
   addSinkGet(sink, context);
+  addSinkUpdate(sink, context);
   addSinkSend(sink, context);
   addSinkStatus(sink, context);
   addSinkTail(sink, context);

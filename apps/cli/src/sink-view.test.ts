@@ -19,6 +19,8 @@ const sink: Sink = {
   roll_error: null,
   rejects: { rows_total: 3, batches_with_rejects: 1, last_at: '2026-09-21T11:57:00Z', prefix: 's3://intake/_sink/snk_0123456789ab/rejects/' },
   upkeep: {
+    keep_snapshots: 20,
+    min_snapshot_age_seconds: 600,
     last_run: {
       at: '2026-09-21T11:00:00.000Z',
       outcome: 'done',
@@ -30,6 +32,7 @@ const sink: Sink = {
       expired_snapshots: 5,
       rewritten_bytes: 12 * 1024 * 1024,
       snapshots_kept: 20,
+      orphan_files_deleted: 0,
       error: null,
     },
   },
@@ -60,17 +63,21 @@ describe('sink views', () => {
       '  received     14 batches, 1,000,000 rows, 196.9 MiB; last 10 s ago',
       '  last roll    3 min ago: 4 batches, 12,000 rows, 3 rows rejected, snapshot 2157400381618988528, took 1.8 s',
       '  rejects      3 rows in 1 batch, last 3 min ago; see: tablemere sink rejects events_in',
+      '  snapshots    keep 20, none younger than 10 min',
       '  last upkeep  1 h ago: done, data files 120 -> 4, manifests 30 -> 2, 12.0 MiB rewritten, 5 snapshots expired, 20 kept, took 4.2 s',
       '  created      2026-09-21 10:00:00Z (2 h ago)',
     ]);
     const fresh = sinkDetails(
-      { ...sink, last_roll: null, rejects: { ...sink.rejects, rows_total: 0 }, upkeep: { last_run: null }, state: 'deleted', deleted_at: '2026-09-21T11:59:00Z' },
+      { ...sink, last_roll: null, rejects: { ...sink.rejects, rows_total: 0 }, upkeep: { keep_snapshots: 3, min_snapshot_age_seconds: 0, last_run: null }, state: 'deleted', deleted_at: '2026-09-21T11:59:00Z' },
       now,
     );
     expect(fresh).toContain('  last roll    none yet');
     expect(sinkDetails({ ...sink, unknown_fields: 'add_columns' }, now)).toContain('  new fields   added to the table as optional columns (add_columns)');
     expect(fresh).toContain('  rejects      none');
     expect(fresh).toContain('  last upkeep  none yet');
+    expect(fresh).toContain('  snapshots    keep 3, no minimum age');
+    const orphans = sinkDetails({ ...sink, upkeep: { ...sink.upkeep, last_run: { ...sink.upkeep.last_run!, orphan_files_deleted: 2 } } }, now);
+    expect(orphans).toContain('  last upkeep  1 h ago: done, data files 120 -> 4, manifests 30 -> 2, 12.0 MiB rewritten, 5 snapshots expired, 20 kept, 2 orphan files deleted, took 4.2 s');
     expect(fresh.at(-1)).toBe('  deleted      2026-09-21 11:59:00Z (1 min ago)');
   });
 

@@ -47,8 +47,15 @@ export function describeLastUpkeep(last: Sink['upkeep']['last_run'], now: Date):
   return (
     `${ago(last.at, now)}: ${last.outcome}, data files ${count(last.files_before)} -> ${count(last.files_after)}, ` +
     `manifests ${count(last.manifests_before)} -> ${count(last.manifests_after)}, ${size(last.rewritten_bytes)} rewritten, ` +
-    `${plural(last.expired_snapshots, 'snapshot')} expired, ${count(last.snapshots_kept)} kept, ${took}`
+    `${plural(last.expired_snapshots, 'snapshot')} expired, ${count(last.snapshots_kept)} kept, ` +
+    `${last.orphan_files_deleted > 0 ? `${plural(last.orphan_files_deleted, 'orphan file')} deleted, ` : ''}${took}`
   );
+}
+
+/** Snapshot retention: `keep 20, none younger than 10 min`, or `keep 3, no minimum age`. */
+export function describeRetention(upkeep: Sink['upkeep']): string {
+  const age = upkeep.min_snapshot_age_seconds === 0 ? 'no minimum age' : `none younger than ${span(upkeep.min_snapshot_age_seconds)}`;
+  return `keep ${count(upkeep.keep_snapshots)}, ${age}`;
 }
 
 /** Why rolls fail, while they do: `failing since 4 min ago (7 rolls, last 20 s ago): table_unsupported: …`. */
@@ -97,6 +104,7 @@ export function sinkDetails(sink: Sink, now: Date): string[] {
         ['received', describeReceived(sink.received, now)],
         ['last roll', describeLastRoll(sink.last_roll, now)],
         ['rejects', describeRejects(sink, now)],
+        ['snapshots', describeRetention(sink.upkeep)],
         ['last upkeep', describeLastUpkeep(sink.upkeep.last_run, now)],
         ['created', when(sink.created_at, now)],
         ...(sink.deleted_at === null ? [] : [['deleted', when(sink.deleted_at, now)]]),

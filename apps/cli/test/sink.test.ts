@@ -107,11 +107,13 @@ describe('tablemere sink create', () => {
     failed(await tablemere(['sink', 'create', api.warehouse, '--table', `${namespace}.events`, '--name', 'x', '--roll-seconds', '30', '--show-key'], down), 2, /^error: --roll-seconds: at least 60/);
     failed(await tablemere(['sink', 'create', api.warehouse, '--table', `${namespace}.events`, '--name', 'x', '--roll-bytes', '16MiB', '--show-key'], down), 2, /^error: --roll-bytes: from 32\.0 MiB/);
     failed(await tablemere(['sink', 'create', api.warehouse, '--table', `${namespace}.events`, '--name', 'x', '--unknown-fields', 'drop', '--show-key'], down), 2, /--unknown-fields.*reject, add_columns/);
+    failed(await tablemere(['sink', 'create', api.warehouse, '--table', `${namespace}.events`, '--name', 'x', '--keep-snapshots', '0', '--show-key'], down), 2, /^error: --keep-snapshots: keep_snapshots is 1 to 1000/);
+    failed(await tablemere(['sink', 'create', api.warehouse, '--table', `${namespace}.events`, '--name', 'x', '--min-snapshot-age', '10', '--show-key'], down), 2, /^error: duration '10': write a number and a unit/);
   });
 
   it('--save writes the key file with mode 0600 and prints no key', async () => {
     const result = ok(
-      await tablemere(['sink', 'create', api.warehouse, '--table', `${namespace}.events`, '--name', 'events_in', '--roll-seconds', '600', '--save', keyFile]),
+      await tablemere(['sink', 'create', api.warehouse, '--table', `${namespace}.events`, '--name', 'events_in', '--roll-seconds', '600', '--keep-snapshots', '3', '--min-snapshot-age', '1h', '--save', keyFile]),
     );
     expect(statSync(keyFile).mode & 0o777).toBe(0o600);
     const saved = KeyFile.parse(JSON.parse(readFileSync(keyFile, 'utf8')));
@@ -123,7 +125,8 @@ describe('tablemere sink create', () => {
     expect(lines[0]).toBe(`created sink events_in (${sinkId}) for ${namespace}.events in catalog ${api.warehouse}`);
     expect(lines[1]).toMatch(new RegExp(`^\\s+ingest URL\\s+${api.url}/v1/sinks/${sinkId}$`));
     expect(lines[2]).toMatch(/^\s+roll\s+every 10 min, or once 64\.0 MiB wait, or at 1,000 batches$/);
-    expect(lines[3]).toContain(`saved to ${keyFile} (mode 0600)`);
+    expect(lines[3]).toMatch(/^\s+snapshots\s+keep 3, none younger than 1 h$/);
+    expect(lines[4]).toContain(`saved to ${keyFile} (mode 0600)`);
     // No stray temporary file beside it.
     expect(readdir(work)).toEqual(['events-sink.json']);
   });
@@ -340,6 +343,16 @@ describe('after the roll', () => {
   });
 });
 
+describe('tablemere sink update', () => {
+  it('changes only the settings given, shows the sink, and refuses an empty or bad change', async () => {
+    const updated = ok(await tablemere(['sink', 'update', 'events_in', '--min-snapshot-age', '0']));
+    expect(updated.stdout).toMatch(/\n {2}snapshots\s+keep 3, no minimum age\n/);
+    expect((await sinkJson('events_in')).upkeep).toMatchObject({ keep_snapshots: 3, min_snapshot_age_seconds: 0 });
+    failed(await tablemere(['sink', 'update', 'events_in']), 2, /^error: sink update: give at least one setting/);
+    failed(await tablemere(['sink', 'update', 'events_in', '--keep-snapshots', '1001']), 2, /^error: --keep-snapshots: keep_snapshots is 1 to 1000/);
+  });
+});
+
 describe('after an upkeep', () => {
   it('get shows the last upkeep as the roller reported it, and --json has it', async () => {
     const internal = new InternalApi({ url: api.internalUrl, secret: api.bootstrapSecret });
@@ -355,12 +368,13 @@ describe('after an upkeep', () => {
       expired_snapshots: 2,
       deleted_files: { data: 0, manifests: 2, manifest_lists: 2 },
       snapshots_kept: 5,
+      orphan_files: { deleted: 1, bytes: 2048 },
     });
     await internal.releaseLease(sinkId, lease_id);
     expect(result).toMatchObject({ sink_id: sinkId, outcome: 'done', replayed: false });
 
     const got = ok(await tablemere(['sink', 'get', 'events_in'])).stdout;
-    expect(got).toMatch(/\n {2}last upkeep\s+(just now|\d+ s ago): done, data files 7 -> 1, manifests 7 -> 1, 3\.0 MiB rewritten, 2 snapshots expired, 5 kept, took 2\.5 s\n/);
+    expect(got).toMatch(/\n {2}last upkeep\s+(just now|\d+ s ago): done, data files 7 -> 1, manifests 7 -> 1, 3\.0 MiB rewritten, 2 snapshots expired, 5 kept, 1 orphan file deleted, took 2\.5 s\n/);
     expect((await sinkJson('events_in')).upkeep.last_run).toEqual({
       at: result.recorded_at,
       outcome: 'done',
@@ -372,6 +386,7 @@ describe('after an upkeep', () => {
       expired_snapshots: 2,
       rewritten_bytes: 3 * 1024 * 1024,
       snapshots_kept: 5,
+      orphan_files_deleted: 1,
       error: null,
     });
   });

@@ -140,7 +140,7 @@ async function main(argv: string[]): Promise<number> {
     });
   program
     .command('upkeep')
-    .description("tidy one sink's table now (compact small files, expire old snapshots), or every sink due for it, then exit")
+    .description("tidy one sink's table now (compact small files, expire old snapshots, delete orphan files), or every sink due for it, then exit")
     .argument('[sink_id]', 'the sink whose table to tidy, snk_…')
     .option('--all-due', 'every sink whose table is due for upkeep')
     .action(async (sinkId: string | undefined, options: { allDue?: boolean }) => {

@@ -45,4 +45,15 @@ describe('loadConfig', () => {
       expect(problems).toContain('TABLEMERE_ROLLER_CRASH_AT');
     }
   });
+
+  it('keeps orphan files 3 days by default and never under a day', () => {
+    expect(loadConfig(base).upkeep.orphanAgeMs).toBe(3 * 86_400_000);
+    expect(loadConfig({ ...base, TABLEMERE_ROLLER_UPKEEP_ORPHAN_AGE_SECONDS: '86400' }).upkeep.orphanAgeMs).toBe(86_400_000);
+    expect(() => loadConfig({ ...base, TABLEMERE_ROLLER_UPKEEP_ORPHAN_AGE_SECONDS: '3600' })).toThrow(/ORPHAN_AGE_SECONDS: at least 86400/);
+  });
+
+  it('refuses the retired snapshot knobs, naming the per-sink settings', () => {
+    expect(() => loadConfig({ ...base, TABLEMERE_ROLLER_UPKEEP_KEEP_SNAPSHOTS: '5' })).toThrow(/KEEP_SNAPSHOTS: is no longer read: set keep_snapshots on each sink/);
+    expect(() => loadConfig({ ...base, TABLEMERE_ROLLER_UPKEEP_MIN_SNAPSHOT_AGE_SECONDS: '0' })).toThrow(/min_snapshot_age_seconds/);
+  });
 });

@@ -5,6 +5,12 @@ import { CRASH_POINTS } from './crash.ts';
 const Seconds = z.coerce.number().positive();
 const WholeSeconds = z.coerce.number().int().positive();
 
+/** The least orphan safety age the environment may set; only tests construct a shorter one. */
+export const ORPHAN_AGE_FLOOR_SECONDS = 86_400;
+
+const retired = (setting: string) =>
+  z.undefined({ error: `is no longer read: set ${setting} on each sink (tablemere sink update <sink> or PATCH /v1/sinks/{id}), then unset it` }).optional();
+
 const Env = z
   .object({
     TABLEMERE_ROLLER_HOST: z.string().min(1).default('127.0.0.1'),
@@ -34,10 +40,16 @@ const Env = z
     TABLEMERE_ROLLER_SWEEP_SECONDS: Seconds.default(3600),
     /** Upkeep of each sink's table at most this often, after it rolled; 0 leaves upkeep to the operator command. */
     TABLEMERE_ROLLER_UPKEEP_SECONDS: z.coerce.number().int().min(0).default(3600),
-    /** Snapshots of main kept by upkeep's expiry (the table property history.expire.min-snapshots-to-keep may raise it). */
-    TABLEMERE_ROLLER_UPKEEP_KEEP_SNAPSHOTS: z.coerce.number().int().min(1).default(20),
-    /** Snapshots younger than this are never expired: a reader may still be planning a scan on one. */
-    TABLEMERE_ROLLER_UPKEEP_MIN_SNAPSHOT_AGE_SECONDS: z.coerce.number().int().min(0).default(600),
+    /** Snapshot retention is each sink's own now (keep_snapshots, min_snapshot_age_seconds): the old knobs are refused, not ignored. */
+    TABLEMERE_ROLLER_UPKEEP_KEEP_SNAPSHOTS: retired('keep_snapshots'),
+    TABLEMERE_ROLLER_UPKEEP_MIN_SNAPSHOT_AGE_SECONDS: retired('min_snapshot_age_seconds'),
+    /**
+     * Unreferenced files younger than this are never deleted as orphans: a writer may still be
+     * about to commit them. Java's default, 3 days; at least a day, the floor of Java's Spark
+     * procedure (`remove_orphan_files`), since an owner's engine may take hours between
+     * writing a file and committing it.
+     */
+    TABLEMERE_ROLLER_UPKEEP_ORPHAN_AGE_SECONDS: z.coerce.number().int().min(ORPHAN_AGE_FLOOR_SECONDS, `at least ${ORPHAN_AGE_FLOOR_SECONDS} (a day)`).default(3 * 86_400),
     /** Compaction's target file size; unset: the table's write.target-file-size-bytes (Iceberg's default 512 MiB). */
     TABLEMERE_ROLLER_UPKEEP_TARGET_FILE_BYTES: z.coerce.number().int().min(1024).optional(),
     /** Fewer small data files than this are left alone. */
@@ -75,8 +87,8 @@ export interface RollerConfig {
 export interface UpkeepSettings {
   /** 0: the loop never starts upkeep (the operator command still runs it). */
   intervalSeconds: number;
-  keepSnapshots: number;
-  minSnapshotAgeMs: number;
+  /** Orphan files younger than this stay; the environment cannot set it under ORPHAN_AGE_FLOOR_SECONDS. */
+  orphanAgeMs: number;
   targetFileBytes: number | undefined;
   minInputFiles: number;
 }
@@ -114,8 +126,7 @@ export function loadConfig(env: Record<string, string | undefined>): Readonly<Ro
     sweepSeconds: e.TABLEMERE_ROLLER_SWEEP_SECONDS,
     upkeep: {
       intervalSeconds: e.TABLEMERE_ROLLER_UPKEEP_SECONDS,
-      keepSnapshots: e.TABLEMERE_ROLLER_UPKEEP_KEEP_SNAPSHOTS,
-      minSnapshotAgeMs: e.TABLEMERE_ROLLER_UPKEEP_MIN_SNAPSHOT_AGE_SECONDS * 1000,
+      orphanAgeMs: e.TABLEMERE_ROLLER_UPKEEP_ORPHAN_AGE_SECONDS * 1000,
       targetFileBytes: e.TABLEMERE_ROLLER_UPKEEP_TARGET_FILE_BYTES,
       minInputFiles: e.TABLEMERE_ROLLER_UPKEEP_MIN_INPUT_FILES,
     },

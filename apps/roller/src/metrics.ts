@@ -85,7 +85,7 @@ export class RollerMetrics {
   });
   readonly upkeepDeletedFiles = new Counter({
     name: 'tablemere_roller_upkeep_deleted_files_total',
-    help: 'Files no kept snapshot reached, deleted by upkeep, by kind (data, manifest, manifest_list)',
+    help: 'Files no kept snapshot reached, deleted by upkeep, by kind (data, manifest, manifest_list; orphan: files no metadata referenced)',
     labelNames: ['kind'] as const,
     registers: [this.registry],
   });

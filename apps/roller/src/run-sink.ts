@@ -185,7 +185,7 @@ export type SinkUpkeepSummary =
   | { sink: string; status: 'failed'; reason: FailureReason; message: string; seconds: number };
 
 /**
- * Leases the sink and runs one upkeep of its table (compaction, expiry) under the same lease a
+ * Leases the sink and runs one upkeep of its table (compaction, expiry, orphan files) under the same lease a
  * roll takes. Never throws; logged, counted, and reported to the API even when it failed.
  */
 export async function upkeepSink(deps: RollDeps, sink: InternalSink, options: SinkRollOptions): Promise<SinkUpkeepSummary> {
@@ -205,6 +205,7 @@ export async function upkeepSink(deps: RollDeps, sink: InternalSink, options: Si
   deps.metrics.upkeepRewrittenBytes.inc(Number(result.rewritten.bytes));
   deps.metrics.upkeepExpired.inc(result.expiredSnapshots);
   for (const [kind, n] of Object.entries(result.deletedFiles)) deps.metrics.upkeepDeletedFiles.inc({ kind }, n);
+  deps.metrics.upkeepDeletedFiles.inc({ kind: 'orphan' }, result.orphans.deleted);
   deps.metrics.tableFiles.set({ sink: sink.id, kind: 'data' }, result.files.dataAfter);
   deps.metrics.tableFiles.set({ sink: sink.id, kind: 'manifest' }, result.files.manifestsAfter);
   log.info({ ...upkeepJson(result), seconds: took, phases_ms: phases }, `upkeep ${result.outcome}`);

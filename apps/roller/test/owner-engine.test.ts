@@ -1,7 +1,7 @@
 import type { CreatedSink } from '@tablemere/contracts';
 import { applyTransform, bindPartitionSpec, branchHead, currentSchema, defaultPartitionSpec, schemaFromJson } from '@tablemere/iceberg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSink, createTable, getSink, listSinks, send } from './support/api.ts';
+import { createSink, createTable, getSink, listSinks, send, updateSink } from './support/api.ts';
 import { readBoth, rejectsOf } from './support/expect.ts';
 import { ownerCreates, partitioning, spark, type Row } from './support/readers.ts';
 import { logLines, runCli, startRoller, summaries } from './support/roller.ts';
@@ -95,7 +95,8 @@ describe('a sink on a table its owner partitions', () => {
   }, 120_000);
 
   it('upkeep leaves a partitioned table uncompacted but still expires its snapshots', async () => {
-    const run = await runCli(['upkeep', sink.id], stack.rollerEnv({ TABLEMERE_ROLLER_UPKEEP_KEEP_SNAPSHOTS: '1', TABLEMERE_ROLLER_UPKEEP_MIN_SNAPSHOT_AGE_SECONDS: '0' }));
+    await updateSink(stack, sink.id, { keep_snapshots: 1, min_snapshot_age_seconds: 0 });
+    const run = await runCli(['upkeep', sink.id], stack.rollerEnv());
     expect(run.code, run.stderr).toBe(0);
     expect(summaries(run)[0]).toMatchObject({ outcome: 'done', compaction_skipped: 'partitioned' });
     const loaded = await stack.catalog.loadTable({ namespace: ns, name: PARTITIONED });
@@ -143,7 +144,8 @@ describe('a sink on a format v3 table', () => {
     const sequence = (roll: number) => Number(rolled[roll]!['sequence-number']);
     lineageSequences = new Map([[1, sequence(0)], [3, sequence(0)], [4, sequence(1)], [5, sequence(1)], [6, sequence(2)], [7, sequence(3)]]);
 
-    const run = await runCli(['upkeep', lineageSink.id], stack.rollerEnv({ TABLEMERE_ROLLER_UPKEEP_KEEP_SNAPSHOTS: '2', TABLEMERE_ROLLER_UPKEEP_MIN_SNAPSHOT_AGE_SECONDS: '0' }));
+    await updateSink(stack, lineageSink.id, { keep_snapshots: 2, min_snapshot_age_seconds: 0 });
+    const run = await runCli(['upkeep', lineageSink.id], stack.rollerEnv());
     expect(run.code, run.stderr).toBe(0);
     expect(summaries(run)[0]).toMatchObject({
       outcome: 'done',

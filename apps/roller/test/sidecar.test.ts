@@ -9,7 +9,7 @@ import { SIDECAR_CRASH_POINTS } from '../src/crash.ts';
 import { InternalApi } from '../src/internal-api.ts';
 import { SUMMARY_KEYS } from '../src/roll/summary.ts';
 import { repoRoot } from '../../../tests/support/stack.ts';
-import { batchStatus, createSink, createTable, getSink } from './support/api.ts';
+import { batchStatus, createSink, createTable, getSink, updateSink } from './support/api.ts';
 import { expireLease, intakeBatches, readBoth } from './support/expect.ts';
 import { runCli, summaries } from './support/roller.ts';
 import { suffix, type TestStack } from './support/stack.ts';
@@ -111,7 +111,8 @@ describe('rolls of more than 1,000 batches', () => {
   it("settles a roll killed mid-delete in the project's own upkeep, which then compacts and expires its snapshot", async () => {
     const [first] = await sendBatches('upkept');
     const killed = await rollKilledAt('mid-delete');
-    const upkept = await runCli(['upkeep', x.sink.id], stack.rollerEnv({ TABLEMERE_ROLLER_UPKEEP_KEEP_SNAPSHOTS: '1', TABLEMERE_ROLLER_UPKEEP_MIN_SNAPSHOT_AGE_SECONDS: '0' }));
+    await updateSink(stack, x.sink.id, { keep_snapshots: 1, min_snapshot_age_seconds: 0 });
+    const upkept = await runCli(['upkeep', x.sink.id], stack.rollerEnv());
     expect(upkept.code, upkept.stderr).toBe(0);
     expect(summaries(upkept)[0]).toMatchObject({ status: 'upkept', settled: 1, compaction_skipped: null });
     const { metadata } = await stack.catalog.loadTable({ namespace: x.ns, name: 'events' });

@@ -106,7 +106,7 @@ beforeAll(async () => {
   await stack.catalog.ensureNamespace(ns);
   // Through the catalog: the API creates only flat tables.
   await stack.catalog.createTable(ns, TABLE, { schema, properties: { 'format-version': '2' } });
-  sink = await createSink(stack, `spark_${suffix()}`, `${ns}.${TABLE}`);
+  sink = await createSink(stack, `spark_${suffix()}`, `${ns}.${TABLE}`, { keep_snapshots: 5, min_snapshot_age_seconds: 0 });
 });
 
 afterAll(async () => {
@@ -126,12 +126,9 @@ async function roll(count: number): Promise<void> {
   }
 }
 
-/** The roller's upkeep as a sink at the floor gets it, with time compressed. */
+/** The roller's upkeep as a sink at the floor gets it, with time compressed (the sink keeps 5 snapshots, no minimum age). */
 async function upkeep(): Promise<Record<string, unknown>> {
-  const run = await runCli(
-    ['upkeep', sink.id],
-    stack.rollerEnv({ TABLEMERE_ROLLER_UPKEEP_KEEP_SNAPSHOTS: '5', TABLEMERE_ROLLER_UPKEEP_MIN_SNAPSHOT_AGE_SECONDS: '0' }),
-  );
+  const run = await runCli(['upkeep', sink.id], stack.rollerEnv());
   expect(run.code, run.stderr).toBe(0);
   return summaries(run)[0]!;
 }

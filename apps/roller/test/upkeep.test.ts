@@ -33,10 +33,9 @@ let rolls = 0;
 let otherRows = 0;
 let deps: ReturnType<typeof createRollDeps>;
 
-/** Upkeep as a sink at the floor gets it, with time compressed: no minimum snapshot age. */
+/** Upkeep as a sink at the floor gets it, with time compressed: the sink keeps 5 snapshots, with no minimum age. */
 const KEEP = 5;
-const upkeepEnv = (extra: Record<string, string> = {}) =>
-  stack.rollerEnv({ TABLEMERE_ROLLER_UPKEEP_KEEP_SNAPSHOTS: String(KEEP), TABLEMERE_ROLLER_UPKEEP_MIN_SNAPSHOT_AGE_SECONDS: '0', ...extra });
+const upkeepEnv = (extra: Record<string, string> = {}) => stack.rollerEnv(extra);
 
 beforeAll(async () => {
   stack = await startTestStack();
@@ -45,7 +44,7 @@ beforeAll(async () => {
     { name: 'x', type: 'long', required: true },
     { name: 'who', type: 'string' },
   ]);
-  sink = await createSink(stack, `upkeep_${suffix()}`, `${ns}.events`);
+  sink = await createSink(stack, `upkeep_${suffix()}`, `${ns}.events`, { keep_snapshots: KEEP, min_snapshot_age_seconds: 0 });
   deps = createRollDeps(loadConfig(stack.rollerEnv()), createLogger({ level: 'warn' }), new RollerMetrics({ processMetrics: false }));
 });
 

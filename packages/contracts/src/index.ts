@@ -9,6 +9,7 @@ export * from './warehouses.ts';
 export * from './connection.ts';
 export * from './sinks.ts';
 export * from './sink-table.ts';
+export * from './sink-settings.ts';
 export * from './sink-peek.ts';
 export * from './internal.ts';
 export * from './usage.ts';

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { StorableText, Timestamp } from './names.ts';
-import { BatchId, JobError, ROLL_MAX_BATCHES, SinkId, SinkRollError, UnknownFields, UpkeepOutcome } from './sinks.ts';
+import { UnknownFields } from './sink-settings.ts';
+import { BatchId, JobError, ROLL_MAX_BATCHES, SinkId, SinkRollError, UpkeepOutcome } from './sinks.ts';
 import { CatalogAuthInput } from './warehouses.ts';
 
 /**
@@ -93,6 +94,9 @@ export const InternalSink = z.object({
   upkeep: z.object({
     last_at: Timestamp.nullable(),
     last_outcome: UpkeepOutcome.nullable(),
+    /** The sink's retention, which the roller's expiry uses. */
+    keep_snapshots: z.number().int().positive(),
+    min_snapshot_age_seconds: z.number().int().nonnegative(),
   }),
   /** The current lease, when one is unexpired. */
   lease: z.object({ roller_id: z.string(), expires_at: Timestamp }).nullable(),
@@ -302,7 +306,8 @@ export const UPKEEP_MAX_SNAPSHOTS = 10;
  * run under the sink's lease. `snapshot_ids` are the snapshots it added (the manifest rewrite,
  * the compaction's `replace`; expiry adds none). `files` counts the current snapshot's data
  * files and manifests before and after; `rewritten` is what the committed compaction replaced;
- * `deleted_files` what expiry removed from the store. `done` changed the table, `nothing` found
+ * `deleted_files` what expiry removed from the store, `orphan_files` what orphan removal did.
+ * `done` changed the table (or deleted orphan files), `nothing` found
  * nothing to do and changed nothing, `failed` says why in `error` (and may still have
  * committed before it failed).
  */
@@ -321,6 +326,8 @@ export const UpkeepReport = z
     expired_snapshots: Count,
     deleted_files: z.strictObject({ data: Count, manifests: Count, manifest_lists: Count }),
     snapshots_kept: Count,
+    /** Files under the table's location that no metadata referenced, older than the safety age, deleted. */
+    orphan_files: z.strictObject({ deleted: Count, bytes: Count }).default({ deleted: 0, bytes: 0 }),
     error: JobError.optional(),
   })
   .superRefine((report, ctx) => {
@@ -329,13 +336,14 @@ export const UpkeepReport = z
     if ((report.outcome === 'failed') !== (report.error !== undefined)) {
       issue('error', report.outcome === 'failed' ? 'a failed upkeep says why' : `a ${report.outcome} upkeep has no error`);
     }
-    if (report.outcome === 'done' && !committed && report.expired_snapshots === 0) {
-      issue('outcome', 'a done upkeep added a snapshot or expired one; else it is nothing');
+    if (report.outcome === 'done' && !committed && report.expired_snapshots === 0 && report.orphan_files.deleted === 0) {
+      issue('outcome', 'a done upkeep added a snapshot, expired one or deleted an orphan file; else it is nothing');
     }
     if (report.outcome === 'nothing') {
       if (committed) issue('snapshot_ids', 'a nothing upkeep added no snapshot');
       if (report.expired_snapshots > 0) issue('expired_snapshots', 'a nothing upkeep expired no snapshot');
       if (Object.values(report.deleted_files).some((n) => n > 0)) issue('deleted_files', 'a nothing upkeep deleted no file');
+      if (report.orphan_files.deleted > 0) issue('orphan_files', 'a nothing upkeep deleted no orphan file');
     }
     const { files, bytes, rows } = report.rewritten;
     if (files === 0 && (bytes > 0 || rows > 0)) issue('rewritten', 'bytes and rows rewritten come from rewritten files');

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { SEND_KEY_PATTERN } from './keys.ts';
 import { StorableText, Timestamp, WarehouseName } from './names.ts';
 import { SinkCreatedTable, SinkTableRequest } from './sink-table.ts';
+import { KEEP_SNAPSHOTS_DEFAULT, KeepSnapshots, MIN_SNAPSHOT_AGE_SECONDS_DEFAULT, MinSnapshotAgeSeconds, UnknownFields } from './sink-settings.ts';
 import { QualifiedTableName } from './tables.ts';
 
 /** A sink id: `snk_` and 12 lowercase hex digits; the hex is also in the sink's send key. */
@@ -51,15 +52,6 @@ export const ROLL_MAX_BATCHES = 1000;
 
 const Count = z.number().int().nonnegative();
 
-/**
- * What a roll does with a row field the table's schema lacks: `reject` the row
- * (`unknown_field`, the default: a dropped field is the one failure a producer cannot see), or
- * `add_columns`: add the field as an optional column, typed from the roll's rows, then take the row.
- */
-export const UNKNOWN_FIELDS_MODES = ['reject', 'add_columns'] as const;
-export const UnknownFields = z.enum(UNKNOWN_FIELDS_MODES);
-export type UnknownFields = z.infer<typeof UnknownFields>;
-
 /** POST /v1/sinks */
 export const CreateSinkRequest = z.strictObject({
   name: SinkName,
@@ -71,6 +63,8 @@ export const CreateSinkRequest = z.strictObject({
   unknown_fields: UnknownFields.default('reject'),
   /** Create the table in the same request (it must not exist yet). */
   create_table: SinkTableRequest.optional(),
+  keep_snapshots: KeepSnapshots.default(KEEP_SNAPSHOTS_DEFAULT),
+  min_snapshot_age_seconds: MinSnapshotAgeSeconds.default(MIN_SNAPSHOT_AGE_SECONDS_DEFAULT),
 });
 export type CreateSinkRequest = z.infer<typeof CreateSinkRequest>;
 export type CreateSinkInput = z.input<typeof CreateSinkRequest>;
@@ -144,11 +138,19 @@ export const SinkUpkeepRun = z.object({
   /** Bytes of the data files the compaction replaced. */
   rewritten_bytes: Count,
   snapshots_kept: Count,
+  /** Orphan files (under the table's location, referenced by no metadata, past the safety age) deleted. */
+  orphan_files_deleted: Count,
   error: JobError.nullable(),
 });
 export type SinkUpkeepRun = z.infer<typeof SinkUpkeepRun>;
 
-export const SinkUpkeep = z.object({ last_run: SinkUpkeepRun.nullable() });
+export const SinkUpkeep = z.object({
+  /** Snapshots of `main` the sink's upkeep keeps (a larger `history.expire.min-snapshots-to-keep` on the table wins). */
+  keep_snapshots: z.number().int(),
+  /** Snapshots younger than this are never expired, whatever the count. */
+  min_snapshot_age_seconds: z.number().int(),
+  last_run: SinkUpkeepRun.nullable(),
+});
 
 /** The send key's rotation: when it last rotated, and while the old key still works, when it stops. */
 export const SinkKeyRotation = z.object({

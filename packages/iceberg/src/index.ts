@@ -10,6 +10,15 @@ export * from './writer/index.ts';
 export { NdjsonConverterPool, type NdjsonParquet, type NdjsonParquetOptions, type NdjsonPoolOptions } from './parallel/ndjson-pool.ts';
 export type { ParquetOptions } from './parallel/protocol.ts';
 export { appendDataFiles, type AppendOptions, type AppendResult } from './transaction/append.ts';
+export {
+  DEFAULT_ORPHAN_AGE_MS,
+  deleteOrphanFiles,
+  type DeleteOrphanFilesOptions,
+  type DeleteOrphanFilesResult,
+  type OrphanSkipped,
+} from './orphans/delete-orphans.ts';
+export { compareFiles, fileUri, type CompareOptions, type OrphanComparison } from './orphans/compare.ts';
+export { referencedFiles } from './orphans/reachable.ts';
 export { DEFAULT_MIN_AGE_MS, DEFAULT_RETAIN_LAST, expireSnapshots, type ExpireSnapshotsOptions, type ExpireSnapshotsResult } from './transaction/expire-snapshots.ts';
 export {
   DEFAULT_MANIFEST_MERGE_POLICY,

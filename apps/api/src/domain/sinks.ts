@@ -8,6 +8,7 @@ import {
   type Sink,
   type SinkListQuery,
   type SinkState,
+  type SinkUpkeepRun,
 } from '@tablemere/contracts';
 import { isPgError, PgErrorCode, query, queryOne, transaction, type Pool, type Queryable } from '@tablemere/db';
 import { isIcebergError, type RestCatalog, type TableMetadata } from '@tablemere/iceberg';
@@ -41,7 +42,10 @@ export interface SinkRow {
   state: SinkState;
   last_roll: Sink['last_roll'];
   roll_error: Sink['roll_error'];
-  last_upkeep: Sink['upkeep']['last_run'];
+  /** Runs recorded before orphan removal existed have no orphan_files_deleted. */
+  last_upkeep: (Omit<SinkUpkeepRun, 'orphan_files_deleted'> & { orphan_files_deleted?: number }) | null;
+  keep_snapshots: number;
+  min_snapshot_age_seconds: number;
   rejects_rows_total: string;
   rejects_batches: string;
   rejects_last_at: Date | null;
@@ -53,11 +57,11 @@ export interface SinkRow {
 }
 
 /** The columns of SinkRow: the sink and its warehouse's name (never a key digest). */
-const SINK_COLUMNS = `s.id, s.project_id, s.warehouse_id, w.name AS warehouse_name, s.name, s.namespace, s.table_name, s.table_uuid,
-  s.roll_seconds, s.roll_bytes, s.inactivity_seconds, s.unknown_fields, s.state, s.last_roll, s.roll_error, s.last_upkeep, s.rejects_rows_total, s.rejects_batches,
-  s.rejects_last_at, s.key_rotated_at, CASE WHEN s.previous_key_stops_at > now() THEN s.previous_key_stops_at END AS old_key_stops_at,
+export const SINK_COLUMNS = `s.id, s.project_id, s.warehouse_id, w.name AS warehouse_name, s.name, s.namespace, s.table_name, s.table_uuid,
+  s.roll_seconds, s.roll_bytes, s.inactivity_seconds, s.unknown_fields, s.state, s.last_roll, s.roll_error, s.last_upkeep, s.keep_snapshots, s.min_snapshot_age_seconds,
+  s.rejects_rows_total, s.rejects_batches, s.rejects_last_at, s.key_rotated_at, CASE WHEN s.previous_key_stops_at > now() THEN s.previous_key_stops_at END AS old_key_stops_at,
   s.created_at, s.deleted_at`;
-const SINK_FROM = 'sinks s JOIN warehouses w ON w.id = s.warehouse_id';
+export const SINK_FROM = 'sinks s JOIN warehouses w ON w.id = s.warehouse_id';
 
 /** What describing a sink needs besides the database. */
 export interface SinkViewContext {
@@ -150,7 +154,11 @@ export async function describeSinks(db: Queryable, context: SinkViewContext, row
         last_at: iso(row.rejects_last_at),
         prefix: intakes.get(row.warehouse_id)!.uri(rejectsPrefix(row.id)),
       },
-      upkeep: { last_run: row.last_upkeep },
+      upkeep: {
+        keep_snapshots: row.keep_snapshots,
+        min_snapshot_age_seconds: row.min_snapshot_age_seconds,
+        last_run: row.last_upkeep && { ...row.last_upkeep, orphan_files_deleted: row.last_upkeep.orphan_files_deleted ?? 0 },
+      },
       key_rotation: { rotated_at: iso(row.key_rotated_at), old_key_stops_at: iso(row.old_key_stops_at) },
       created_at: row.created_at.toISOString(),
       deleted_at: iso(row.deleted_at),
@@ -215,8 +223,8 @@ export async function createSink(deps: CreateSinkDeps, principal: Principal, req
       await query(
         client,
         `INSERT INTO sinks (id, project_id, warehouse_id, name, namespace, table_name, table_uuid, roll_seconds, roll_bytes,
-                            inactivity_seconds, send_key_sha256, unknown_fields)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+                            inactivity_seconds, send_key_sha256, unknown_fields, keep_snapshots, min_snapshot_age_seconds)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
         [
           sinkId,
           principal.projectId,
@@ -230,6 +238,8 @@ export async function createSink(deps: CreateSinkDeps, principal: Principal, req
           request.inactivity_seconds ?? null,
           sendKeyDigest(sendKey),
           request.unknown_fields,
+          request.keep_snapshots,
+          request.min_snapshot_age_seconds,
         ],
       );
     } catch (error) {
@@ -248,6 +258,8 @@ export async function createSink(deps: CreateSinkDeps, principal: Principal, req
         table: qualified,
         table_uuid: metadata['table-uuid'],
         unknown_fields: request.unknown_fields,
+        keep_snapshots: request.keep_snapshots,
+        min_snapshot_age_seconds: request.min_snapshot_age_seconds,
         ...made.auditDetails,
       },
     });

@@ -128,7 +128,7 @@ export interface CallOptions {
 }
 
 /** One request through `inject()`; JSON bodies are encoded and answers decoded. */
-export async function call(app: FastifyInstance, method: 'GET' | 'POST' | 'DELETE', url: string, options: CallOptions = {}): Promise<Answer> {
+export async function call(app: FastifyInstance, method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, options: CallOptions = {}): Promise<Answer> {
   const headers: Record<string, string> = { ...options.headers };
   if (options.key) headers.authorization = `Bearer ${options.key}`;
   let payload = options.payload;

@@ -11,31 +11,29 @@ import {
   ROLL_SECONDS_MAX,
   ROLL_SECONDS_MIN,
   type SinkTableRequest,
-  UNKNOWN_FIELDS_MODES,
-  type UnknownFields,
 } from '@tablemere/contracts';
-import { type Command, Option } from 'commander';
+import type { Command } from 'commander';
 import { type CommandContext, catalogSegment } from '../context.ts';
 import { usageError } from '../errors.ts';
 import { size } from '../human.ts';
 import { checkKeyDestination, type KeyDestination, keyFileOf, keyLines, PendingKeyFile, withoutKey } from '../key-file.ts';
 import { integerOption, sizeOption } from '../options.ts';
+import { type SettingOptions, settingOptions, settingsBody } from '../sink-settings.ts';
 import { sinkTableFlag, type SinkTableOptions, sinkTableRequest } from '../sink-table.ts';
-import { describeRoll, describeUnknownFields } from '../sink-view.ts';
+import { describeRetention, describeRoll, describeUnknownFields } from '../sink-view.ts';
 import { tableLines } from '../table-view.ts';
 
-interface Options extends KeyDestination, SinkTableOptions {
+interface Options extends KeyDestination, SinkTableOptions, SettingOptions {
   table: string;
   name: string;
   rollSeconds?: number;
   rollBytes?: number;
   inactivitySeconds?: number;
-  unknownFields?: UnknownFields;
   json?: boolean;
 }
 
 export function addSinkCreate(sink: Command, context: CommandContext): void {
-  sink
+  const command = sink
     .command('create')
     .description("create a sink: an HTTP intake for one table, with its send key (shown once: --save or --show-key)")
     .argument('<catalog>', 'the catalog (warehouse) holding the table')
@@ -53,10 +51,8 @@ export function addSinkCreate(sink: Command, context: CommandContext): void {
       integerOption('--inactivity-seconds'),
     )
     .option('--column <name:type[:required]>', 'create the table with this column, as table create takes it; repeated for each one', (spec: string, specs: string[] = []) => [...specs, spec])
-    .option('--infer-from <file>', `create the table with the columns inferred from sample rows (a JSON array or NDJSON, at most ${INFER_SAMPLE_MAX_ROWS}; not sent as data)`)
-    .addOption(
-      new Option('--unknown-fields <mode>', 'a row field the table lacks: reject the row (default) or add it as an optional column').choices(UNKNOWN_FIELDS_MODES),
-    )
+    .option('--infer-from <file>', `create the table with the columns inferred from sample rows (a JSON array or NDJSON, at most ${INFER_SAMPLE_MAX_ROWS}; not sent as data)`);
+  settingOptions(command, true)
     .option('--save <file>', 'write the send key, sink id and ingest URL to this file (mode 0600); print no key')
     .option('--show-key', 'print the send key, once (it cannot be shown again)')
     .option('--force', 'with --save: replace an existing file')
@@ -104,6 +100,7 @@ Examples:
         `  ingest URL  ${sink.ingest_url}`,
         `  roll        ${describeRoll(sink.roll)}`,
         ...(sink.unknown_fields === 'reject' ? [] : [`  new fields  ${describeUnknownFields(sink.unknown_fields)}`]),
+        `  snapshots   ${describeRetention(sink.upkeep)}`,
         ...keyLines(sink, keyFile, options.save),
       ]);
     });
@@ -121,8 +118,8 @@ function createSinkRequest(catalog: string, options: Options, createTable: SinkT
     ...(options.rollSeconds !== undefined ? { roll_seconds: options.rollSeconds } : {}),
     ...(options.rollBytes !== undefined ? { roll_bytes: options.rollBytes } : {}),
     ...(options.inactivitySeconds !== undefined ? { inactivity_seconds: options.inactivitySeconds } : {}),
-    ...(options.unknownFields !== undefined ? { unknown_fields: options.unknownFields } : {}),
     ...(createTable !== undefined ? { create_table: createTable } : {}),
+    ...settingsBody(options),
   };
   const request = CreateSinkRequest.safeParse(body);
   if (request.success) return body;

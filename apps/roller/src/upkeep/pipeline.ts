@@ -10,6 +10,7 @@ import { checkpoint, type RollContext, timed } from '../roll/context.ts';
 import { reestablishInvariant } from '../roll/invariant.ts';
 import { listIntake } from '../roll/read-batches.ts';
 import { reloadTable, type TenantTable } from '../roll/reload.ts';
+import { removeOrphans } from './orphans.ts';
 import { sendUpkeepReport } from './report.ts';
 
 /** Files in a table's head as its manifest list counts them. */
@@ -19,7 +20,7 @@ export interface HeadFiles {
 }
 
 export interface UpkeepResult {
-  /** done: something was committed; nothing: the table needed nothing. */
+  /** done: something was committed or an orphan file deleted; nothing: the table needed nothing. */
   outcome: 'done' | 'nothing';
   /** Compaction's `replace` snapshot (expiry adds no snapshot). */
   compactionSnapshotId: bigint | null;
@@ -30,6 +31,8 @@ export interface UpkeepResult {
   expiredSnapshots: number;
   deletedFiles: { data: number; manifest: number; manifest_list: number };
   snapshotsKept: number;
+  /** Files under the table's location no metadata references, past the safety age. */
+  orphans: { found: number; deleted: number; bytes: number; young: number; failed: number; skipped: string | null };
   /** Open roll intents settled before anything else, so expiry never erases their proof. */
   settled: number;
 }
@@ -50,6 +53,7 @@ export function upkeepJson(result: UpkeepResult): Record<string, unknown> {
     expired_snapshots: result.expiredSnapshots,
     deleted_files: result.deletedFiles,
     snapshots_kept: result.snapshotsKept,
+    orphan_files: result.orphans,
     settled: result.settled,
   };
 }
@@ -57,7 +61,8 @@ export function upkeepJson(result: UpkeepResult): Record<string, unknown> {
 /**
  * One upkeep run of a sink's table, under the sink's lease (so never beside a roll of it):
  * settle any roll left open, compact the small data files into one `replace` snapshot, expire
- * the snapshots beyond the newest few and delete what only they reached, then report.
+ * the snapshots beyond the sink's `keep_snapshots` (none younger than its minimum age) and
+ * delete what only they reached, delete the table's orphan files, then report.
  *
  * Settling comes first because expiry is what would erase a crashed roll's proof of commit.
  */
@@ -83,7 +88,7 @@ export async function runUpkeep(ctx: RollContext): Promise<UpkeepResult> {
   }
 }
 
-/** Compaction, then expiry: each commit checks the lease first and may be a crash point in tests. */
+/** Compaction, expiry, orphans: each commit checks the lease first and may be a crash point in tests. */
 async function upkeep(ctx: RollContext, current: TenantTable, before: HeadFiles, settled: number): Promise<UpkeepResult> {
   const { crash, settings } = ctx.deps;
   const guard = (point: 'upkeep-before-compact-commit' | 'upkeep-before-expire-commit') => () => {
@@ -105,16 +110,17 @@ async function upkeep(ctx: RollContext, current: TenantTable, before: HeadFiles,
   const expiry = await timed(ctx, 'expire', () =>
     expireSnapshots({
       ...common,
-      retainLast: settings.upkeep.keepSnapshots,
-      minAgeMs: settings.upkeep.minSnapshotAgeMs,
+      retainLast: ctx.sink.upkeep.keep_snapshots,
+      minAgeMs: ctx.sink.upkeep.min_snapshot_age_seconds * 1000,
       validateBase: guard('upkeep-before-expire-commit'),
     }),
   );
   const after = await timed(ctx, 'inspect', () => headFiles(current, expiry.metadata));
+  const orphans = await timed(ctx, 'orphans', () => removeOrphans(ctx, current));
   crash.reached('upkeep-before-report');
-  const committed = compaction.snapshotId !== null || expiry.expired.length > 0;
+  const changed = compaction.snapshotId !== null || expiry.expired.length > 0 || orphans.deleted > 0;
   return {
-    outcome: committed ? 'done' : 'nothing',
+    outcome: changed ? 'done' : 'nothing',
     compactionSnapshotId: compaction.snapshotId,
     compactionSkipped: compaction.snapshotId === null ? (compaction.skipped ?? 'nothing_to_compact') : null,
     files: { dataBefore: before.data, dataAfter: after.data, manifestsBefore: before.manifests, manifestsAfter: after.manifests },
@@ -122,6 +128,14 @@ async function upkeep(ctx: RollContext, current: TenantTable, before: HeadFiles,
     expiredSnapshots: expiry.expired.length,
     deletedFiles: { data: expiry.deletedFiles.dataFiles, manifest: expiry.deletedFiles.manifests, manifest_list: expiry.deletedFiles.manifestLists },
     snapshotsKept: expiry.kept,
+    orphans: {
+      found: orphans.found,
+      deleted: orphans.deleted,
+      bytes: orphans.deletedBytes,
+      young: orphans.young,
+      failed: orphans.failed,
+      skipped: orphans.skipped,
+    },
     settled,
   };
 }

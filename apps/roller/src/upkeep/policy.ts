@@ -5,7 +5,7 @@ import type { InternalSink } from '@tablemere/contracts';
  * rolled since its last upkeep (a table nothing appended to needs none), and that upkeep is at
  * least `intervalSeconds` old. A sink never upkept is due once it has rolled.
  */
-export function upkeepDue(sink: Pick<InternalSink, 'last_roll_at' | 'upkeep'>, now: Date, intervalSeconds: number): boolean {
+export function upkeepDue(sink: Pick<InternalSink, 'last_roll_at'> & { upkeep: Pick<InternalSink['upkeep'], 'last_at'> }, now: Date, intervalSeconds: number): boolean {
   if (intervalSeconds <= 0 || sink.last_roll_at === null) return false;
   const last = sink.upkeep.last_at;
   if (last === null) return true;

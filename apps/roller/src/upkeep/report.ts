@@ -21,6 +21,7 @@ export function buildUpkeepReport(leaseId: string, input: UpkeepReportInput, sec
       expired_snapshots: 0,
       deleted_files: { data: 0, manifests: 0, manifest_lists: 0 },
       snapshots_kept: 0,
+      orphan_files: { deleted: 0, bytes: 0 },
       error: { code: input.error.reason, message: toStorableText(input.error.message, 4000) },
     };
   }
@@ -39,6 +40,7 @@ export function buildUpkeepReport(leaseId: string, input: UpkeepReportInput, sec
     expired_snapshots: result.expiredSnapshots,
     deleted_files: { data: result.deletedFiles.data, manifests: result.deletedFiles.manifest, manifest_lists: result.deletedFiles.manifest_list },
     snapshots_kept: result.snapshotsKept,
+    orphan_files: { deleted: result.orphans.deleted, bytes: result.orphans.bytes },
   };
 }
 

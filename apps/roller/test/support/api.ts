@@ -30,6 +30,11 @@ export function createSink(stack: TestStack, name: string, table: string, policy
   return answered(stack, 'create sink', 'POST', '/v1/sinks', 201, CreatedSink, { name, table, warehouse, ...policy });
 }
 
+/** PATCH /v1/sinks/{id}: changes the sink's settings (e.g. its snapshot retention). */
+export function updateSink(stack: TestStack, sinkId: string, settings: Record<string, unknown>): Promise<Sink> {
+  return answered(stack, 'update sink', 'PATCH', `/v1/sinks/${sinkId}`, 200, Sink, settings);
+}
+
 /** Registers a warehouse (POST /v1/warehouses) with the request body given. */
 export async function createWarehouse(stack: TestStack, body: Record<string, unknown>): Promise<void> {
   await answered(stack, 'create warehouse', 'POST', '/v1/warehouses', 201, anything, body);

@@ -12,6 +12,20 @@ export interface FileIO {
   exists(location: string): Promise<boolean>;
 }
 
+/** One object a listing found. */
+export interface ListedFile {
+  location: string;
+  /** When the store last wrote the object (epoch ms). */
+  lastModified: number;
+  size: number;
+}
+
+/** A FileIO that can also list every object under a location prefix (orphan-file removal needs it). */
+export interface ListingFileIO extends FileIO {
+  /** Every object whose location starts with `prefix`, page by page; a failed page throws. */
+  list(prefix: string): AsyncIterable<ListedFile>;
+}
+
 export interface ObjectLocation {
   bucket: string;
   key: string;

@@ -1,6 +1,6 @@
-import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
 import { IcebergError, type IcebergErrorKind } from '../errors.ts';
-import { parseObjectLocation, type FileIO } from './file-io.ts';
+import { parseObjectLocation, type ListedFile, type ListingFileIO } from './file-io.ts';
 
 export interface S3Credentials {
   accessKeyId: string;
@@ -23,7 +23,7 @@ export interface S3FileIOOptions {
 const DEFAULT_TIMEOUT_MS = 60_000;
 
 /** FileIO over S3. Each put is a single PutObject, never multipart. */
-export class S3FileIO implements FileIO {
+export class S3FileIO implements ListingFileIO {
   private readonly client: S3Client;
 
   constructor(options: S3FileIOOptions) {
@@ -79,6 +79,27 @@ export class S3FileIO implements FileIO {
       if (error instanceof IcebergError && error.kind === 'not_found') return false;
       throw error;
     }
+  }
+
+  /** Every object under `prefix` (`s3://bucket/key-prefix`), 1,000 a page; locations keep the prefix's scheme. */
+  async *list(prefix: string): AsyncIterable<ListedFile> {
+    const scheme = prefix.slice(0, prefix.indexOf('://') + 3);
+    const slash = prefix.indexOf('/', scheme.length);
+    // A bare bucket (`s3://bucket` or `s3://bucket/`) lists the whole bucket.
+    const bucket = prefix.slice(scheme.length, slash < 0 ? undefined : slash);
+    const key = slash < 0 ? '' : prefix.slice(slash + 1);
+    let token: string | undefined;
+    do {
+      const page = await this.call(`list ${prefix}`, () =>
+        this.client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: key, ...(token ? { ContinuationToken: token } : {}) })),
+      );
+      for (const object of page.Contents ?? []) {
+        if (object.Key === undefined || object.LastModified === undefined) throw new IcebergError('server_error', `list ${prefix}: an object without a key or a modification time`);
+        yield { location: `${scheme}${bucket}/${object.Key}`, lastModified: object.LastModified.getTime(), size: object.Size ?? 0 };
+      }
+      token = page.IsTruncated ? page.NextContinuationToken : undefined;
+      if (page.IsTruncated && !token) throw new IcebergError('server_error', `list ${prefix}: a truncated page without a continuation token`);
+    } while (token);
   }
 
   /** Releases the client's sockets. */

@@ -30,6 +30,8 @@ interface ViewRow {
   roll_error: InternalSink['roll_error'];
   last_upkeep_at: string | null;
   last_upkeep_outcome: UpkeepOutcome | null;
+  keep_snapshots: number;
+  min_snapshot_age_seconds: number;
   batches: number;
   bytes: string;
   oldest_text: string | null;
@@ -61,6 +63,7 @@ WITH pending AS (
   SELECT s.id, s.project_id, s.name, s.state, s.namespace, s.table_name, s.table_uuid, s.warehouse_id,
          s.roll_seconds, s.roll_bytes, s.inactivity_seconds, s.unknown_fields, s.last_roll->>'at' AS last_roll_at, s.roll_error,
          s.last_upkeep->>'at' AS last_upkeep_at, s.last_upkeep->>'outcome' AS last_upkeep_outcome,
+         s.keep_snapshots, s.min_snapshot_age_seconds,
          coalesce(p.batches, 0) AS batches, coalesce(p.bytes, 0) AS bytes, p.oldest, p.newest,
          (s.state = 'active' AND coalesce(p.batches, 0) > 0) AS rollable
   FROM sinks s LEFT JOIN pending p ON p.sink_id = s.id
@@ -142,6 +145,8 @@ export async function rollerView(db: Queryable, box: SecretBox, options: RollerV
       upkeep: {
         last_at: row.last_upkeep_at === null ? null : new Date(row.last_upkeep_at).toISOString(),
         last_outcome: row.last_upkeep_outcome,
+        keep_snapshots: row.keep_snapshots,
+        min_snapshot_age_seconds: row.min_snapshot_age_seconds,
       },
       lease: row.lease_roller_id && row.lease_expires_at ? { roller_id: row.lease_roller_id, expires_at: row.lease_expires_at.toISOString() } : null,
       warehouse: warehouseWire(opened.get(row.warehouse_id)!),

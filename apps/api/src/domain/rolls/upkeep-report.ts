@@ -30,6 +30,7 @@ function lastRun(report: UpkeepReport): Omit<SinkUpkeepRun, 'at'> {
     expired_snapshots: report.expired_snapshots,
     rewritten_bytes: report.rewritten.bytes,
     snapshots_kept: report.snapshots_kept,
+    orphan_files_deleted: report.orphan_files.deleted,
     error: report.error ?? null,
   };
 }

@@ -21,6 +21,7 @@ import { getSinkRejects } from './rejects.ts';
 import { rotateSendKey } from './rotate-key.ts';
 import { sendBatch } from './send.ts';
 import { getSinkPending } from './tail.ts';
+import { updateSink } from './update.ts';
 
 /** Idle 16 MiB slabs kept for large bodies: 64 MiB held at most, and none 10 s after the last large body. */
 const BODY_SLABS_KEPT = 4;
@@ -59,6 +60,7 @@ export function sinkRoutes(app: FastifyInstance, deps: RouteDeps): void {
       createSink(write, sinkDeps);
       deleteSink(write, sinkDeps);
       rotateSendKey(write, sinkDeps);
+      updateSink(write, sinkDeps);
     }),
   );
   sendBatch(app, sinkDeps);

@@ -69,7 +69,7 @@ export type PassedOn = Pick<CommitDriverOptions<unknown>, 'catalog' | 'table' | 
 /** Those of `options`, and only those (an operation's options hold more). */
 export function passedOn(options: PassedOn): PassedOn {
   const { catalog, table, io, base, retry, onRetry } = options;
-  return { catalog, table, ...(io ? { io } : {}), ...(base ? { base } : {}), ...(retry ? { retry } : {}), ...(onRetry ? { onRetry } : {}) };
+  return { catalog, table, io, base, retry, onRetry };
 }
 
 /**

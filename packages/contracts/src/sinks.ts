@@ -50,6 +50,17 @@ export const ROLL_MAX_BATCHES = 1000;
 
 const Count = z.number().int().nonnegative();
 
+/** Partition fields per sink: as many as a spec sensibly has. */
+export const PARTITION_FIELDS_MAX = 4;
+/**
+ * One partition field, `transform(source)`: identity, bucket[N], truncate[W], year, month,
+ * day or hour of a column (nested as a.b) or of `__ingest_ts`. The API checks it on the table.
+ */
+export const PartitionFieldText = z
+  .string()
+  .max(200)
+  .regex(/^\s*(identity|year|month|day|hour|bucket\[\s*[1-9][0-9]{0,5}\s*\]|truncate\[\s*[1-9][0-9]{0,5}\s*\])\s*\(\s*[^()\s]+\s*\)\s*$/, 'a partition field is transform(column): identity, bucket[N], truncate[W], year, month, day or hour, e.g. day(__ingest_ts)');
+
 /** POST /v1/sinks */
 export const CreateSinkRequest = z.strictObject({
   name: SinkName,
@@ -58,6 +69,8 @@ export const CreateSinkRequest = z.strictObject({
   roll_seconds: z.number().int().min(ROLL_SECONDS_MIN).max(ROLL_SECONDS_MAX).default(ROLL_SECONDS_DEFAULT),
   roll_bytes: z.number().int().min(ROLL_BYTES_MIN).max(ROLL_BYTES_MAX).default(ROLL_BYTES_DEFAULT),
   inactivity_seconds: z.number().int().min(INACTIVITY_SECONDS_MIN).max(ROLL_SECONDS_MAX).optional(),
+  /** The table's partition from the first roll on, e.g. ["day(__ingest_ts)", "bucket[16](device)"]. */
+  partition: z.array(PartitionFieldText).min(1).max(PARTITION_FIELDS_MAX).optional(),
 });
 export type CreateSinkRequest = z.infer<typeof CreateSinkRequest>;
 export type CreateSinkInput = z.input<typeof CreateSinkRequest>;
@@ -171,6 +184,8 @@ export const Sink = z.object({
   /** `<namespace>.<table>` */
   table: z.string(),
   table_uuid: z.string(),
+  /** The partition given at create, applied by the first roll (canonical `transform(source)` texts); empty for none. */
+  partition: z.array(z.string()),
   state: SinkState,
   /** POST a batch here with the send key. */
   ingest_url: z.string(),

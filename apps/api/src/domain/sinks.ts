@@ -20,6 +20,7 @@ import type { IntakeStores } from './intake/stores.ts';
 import type { Principal } from './principal.ts';
 import type { SecretBox } from './secrets.ts';
 import { receivedText } from './intake/ledger.ts';
+import { sinkPartition } from './sink-partition.ts';
 import { generateSinkCredentials, sendKeyDigest } from './send-keys.ts';
 import { listTables } from './tables.ts';
 import { openWarehouse } from './warehouses.ts';
@@ -33,6 +34,7 @@ export interface SinkRow {
   namespace: string;
   table_name: string;
   table_uuid: string;
+  partition_fields: string[];
   roll_seconds: number;
   /** bigint columns arrive as strings. */
   roll_bytes: string;
@@ -52,7 +54,7 @@ export interface SinkRow {
 }
 
 /** The columns of SinkRow: the sink and its warehouse's name (never a key digest). */
-const SINK_COLUMNS = `s.id, s.project_id, s.warehouse_id, w.name AS warehouse_name, s.name, s.namespace, s.table_name, s.table_uuid,
+const SINK_COLUMNS = `s.id, s.project_id, s.warehouse_id, w.name AS warehouse_name, s.name, s.namespace, s.table_name, s.table_uuid, s.partition_fields,
   s.roll_seconds, s.roll_bytes, s.inactivity_seconds, s.state, s.last_roll, s.roll_error, s.last_upkeep, s.rejects_rows_total, s.rejects_batches,
   s.rejects_last_at, s.key_rotated_at, CASE WHEN s.previous_key_stops_at > now() THEN s.previous_key_stops_at END AS old_key_stops_at,
   s.created_at, s.deleted_at`;
@@ -120,6 +122,7 @@ export async function describeSinks(db: Queryable, context: SinkViewContext, row
       warehouse: row.warehouse_name,
       table: `${row.namespace}.${row.table_name}`,
       table_uuid: row.table_uuid,
+      partition: row.partition_fields,
       state: row.state,
       ingest_url: ingestUrl(context.publicUrl, row.id),
       roll: {
@@ -177,8 +180,8 @@ async function loadTargetTable(catalog: RestCatalog, namespace: string, name: st
 const SINK_FORMAT_VERSIONS: readonly number[] = [2, 3];
 
 /**
- * Creates a sink for an existing unpartitioned table. Reads the table through the
- * warehouse's catalog and commits nothing to it; no identity is created anywhere. The send
+ * Creates a sink for an existing table (partitioned or not; a `partition` is checked on it and
+ * applied by the first roll). Reads the table through the warehouse's catalog and commits nothing to it; no identity is created anywhere. The send
  * key is in the answer and nowhere else.
  */
 export async function createSink(deps: CreateSinkDeps, principal: Principal, request: CreateSinkRequest): Promise<CreatedSink> {
@@ -193,13 +196,7 @@ export async function createSink(deps: CreateSinkDeps, principal: Principal, req
       details: { table: qualified, format_version: version },
     });
   }
-  const spec = metadata['partition-specs'].find((s) => s['spec-id'] === metadata['default-spec-id']);
-  if (spec && spec.fields.length > 0) {
-    throw apiError('partitioned_table_unsupported', {
-      message: `Table ${qualified} is partitioned (${spec.fields.map((f) => f.name).join(', ')}); sinks write only to unpartitioned tables.`,
-      details: { table: qualified },
-    });
-  }
+  const partition = sinkPartition(metadata, request.partition, qualified);
 
   const { sinkId, sendKey } = generateSinkCredentials();
   const row = await transaction(deps.pool, async (client) => {
@@ -207,8 +204,8 @@ export async function createSink(deps: CreateSinkDeps, principal: Principal, req
       await query(
         client,
         `INSERT INTO sinks (id, project_id, warehouse_id, name, namespace, table_name, table_uuid, roll_seconds, roll_bytes,
-                            inactivity_seconds, send_key_sha256)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+                            inactivity_seconds, send_key_sha256, partition_fields)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
         [
           sinkId,
           principal.projectId,
@@ -221,6 +218,7 @@ export async function createSink(deps: CreateSinkDeps, principal: Principal, req
           request.roll_bytes,
           request.inactivity_seconds ?? null,
           sendKeyDigest(sendKey),
+          partition,
         ],
       );
     } catch (error) {
@@ -233,7 +231,7 @@ export async function createSink(deps: CreateSinkDeps, principal: Principal, req
       actorKeyId: principal.keyId,
       event: 'sink.create',
       subject: sinkId,
-      details: { name: request.name, warehouse: warehouse.name, table: qualified, table_uuid: metadata['table-uuid'] },
+      details: { name: request.name, warehouse: warehouse.name, table: qualified, table_uuid: metadata['table-uuid'], ...(partition.length > 0 ? { partition } : {}) },
     });
     return (await queryOne<SinkRow>(client, `SELECT ${SINK_COLUMNS} FROM ${SINK_FROM} WHERE s.id = $1`, [sinkId]))!;
   });

@@ -3,6 +3,7 @@ import {
   type CreateSinkInput,
   CreateSinkRequest,
   INACTIVITY_SECONDS_MIN,
+  PARTITION_FIELDS_MAX,
   ROLL_BYTES_DEFAULT,
   ROLL_BYTES_MAX,
   ROLL_BYTES_MIN,
@@ -24,7 +25,13 @@ interface Options extends KeyDestination {
   rollSeconds?: number;
   rollBytes?: number;
   inactivitySeconds?: number;
+  partition?: string[];
   json?: boolean;
+}
+
+/** Each --partition adds fields; one may hold several, comma-separated (no transform has a comma). */
+function partitionFields(text: string, previous: string[] = []): string[] {
+  return [...previous, ...text.split(',').map((f) => f.trim()).filter((f) => f !== '')];
 }
 
 export function addSinkCreate(sink: Command, context: CommandContext): void {
@@ -32,7 +39,7 @@ export function addSinkCreate(sink: Command, context: CommandContext): void {
     .command('create')
     .description("create a sink: an HTTP intake for one table, with its send key (shown once: --save or --show-key)")
     .argument('<catalog>', 'the catalog (warehouse) holding the table')
-    .requiredOption('--table <ns.table>', 'the table, as <namespace>.<table>; it must exist and be unpartitioned')
+    .requiredOption('--table <ns.table>', 'the table, as <namespace>.<table>; it must exist')
     .requiredOption('--name <name>', 'the sink name (unique in the project)')
     .option('--roll-seconds <n>', `commit what waits at least this often (default ${ROLL_SECONDS_DEFAULT}, at least ${ROLL_SECONDS_MIN})`, integerOption('--roll-seconds'))
     .option(
@@ -45,6 +52,11 @@ export function addSinkCreate(sink: Command, context: CommandContext): void {
       `commit early once no batch arrived for this long (at least ${INACTIVITY_SECONDS_MIN}; default: off)`,
       integerOption('--inactivity-seconds'),
     )
+    .option(
+      '--partition <fields>',
+      'partition the table from the first roll: transform(column), e.g. "day(__ingest_ts)", bucket[N](c), truncate[W](c), identity(a.b), year/month/hour(c); repeat or comma-separate for several',
+      partitionFields,
+    )
     .option('--save <file>', 'write the send key, sink id and ingest URL to this file (mode 0600); print no key')
     .option('--show-key', 'print the send key, once (it cannot be shown again)')
     .option('--force', 'with --save: replace an existing file')
@@ -52,11 +64,13 @@ export function addSinkCreate(sink: Command, context: CommandContext): void {
     .addHelpText(
       'after',
       `
-The send key is answered once. Choose where it goes: --save FILE (what 'tablemere sink send
+A table its owner already partitioned keeps its spec (a --partition beside it must name the
+same fields). The send key is answered once. Choose where it goes: --save FILE (what 'tablemere sink send
 --send-key-file FILE' reads) or --show-key. Without either, nothing is created.
 
-Example:
-  tablemere sink create garden --table garden.events --name events_in --save ~/events-sink.json`,
+Examples:
+  tablemere sink create garden --table garden.events --name events_in --save ~/events-sink.json
+  tablemere sink create garden --table garden.readings --name readings_in --partition "day(__ingest_ts)" --partition "bucket[16](device)" --save ~/readings-sink.json`,
     )
     .action(async (catalog: string, options: Options, command: Command) => {
       // Everything is checked, and the key file claimed, before the API is called: a key the
@@ -81,6 +95,7 @@ Example:
         `created sink ${sink.name} (${sink.id}) for ${sink.table} in catalog ${sink.warehouse}`,
         `  ingest URL  ${sink.ingest_url}`,
         `  roll        ${describeRoll(sink.roll)}`,
+        ...(sink.partition.length === 0 ? [] : [`  partition   ${sink.partition.join(', ')} (from the first roll)`]),
         ...keyLines(sink, keyFile, options.save),
       ]);
     });
@@ -98,6 +113,7 @@ function createSinkRequest(catalog: string, options: Options): CreateSinkInput {
     ...(options.rollSeconds !== undefined ? { roll_seconds: options.rollSeconds } : {}),
     ...(options.rollBytes !== undefined ? { roll_bytes: options.rollBytes } : {}),
     ...(options.inactivitySeconds !== undefined ? { inactivity_seconds: options.inactivitySeconds } : {}),
+    ...(options.partition !== undefined ? { partition: options.partition } : {}),
   };
   const request = CreateSinkRequest.safeParse(body);
   if (request.success) return body;
@@ -115,10 +131,12 @@ const flags: Readonly<Record<string, string>> = {
   roll_seconds: '--roll-seconds',
   roll_bytes: '--roll-bytes',
   inactivity_seconds: '--inactivity-seconds',
+  partition: '--partition',
 };
 
 const ranges: Readonly<Record<string, string>> = {
   roll_seconds: `at least ${ROLL_SECONDS_MIN} (the roller's floor), at most ${ROLL_SECONDS_MAX}`,
   roll_bytes: `from ${size(ROLL_BYTES_MIN)} (${ROLL_BYTES_MIN}) to ${size(ROLL_BYTES_MAX)} (${ROLL_BYTES_MAX})`,
   inactivity_seconds: `at least ${INACTIVITY_SECONDS_MIN} (the roller ticks every 10 s), at most ${ROLL_SECONDS_MAX}`,
+  partition: `1 to ${PARTITION_FIELDS_MAX} fields`,
 };

@@ -1,7 +1,9 @@
 import type { RestCatalog } from '../catalog/rest/client.ts';
 import type { LoadTableResult, TableIdent, TableRequirement, TableUpdate } from '../catalog/rest/types.ts';
 import { IcebergError, isIcebergError } from '../errors.ts';
-import { currentSchema, type TableMetadata } from '../spec/metadata.ts';
+import { type PartitionFieldRequest, resolvePartitionFields, sameFields } from '../partition/request.ts';
+import { currentSchema, defaultPartitionSpec, type PartitionField, type SchemaJson, type TableMetadata } from '../spec/metadata.ts';
+import { schemaFromJson } from '../spec/schema.ts';
 import { parseTypeString, typeString } from '../spec/types.ts';
 
 export interface NewColumn {
@@ -15,6 +17,12 @@ export interface SchemaChange {
   /** Optional columns appended after the existing ones, with ids from last-column-id + 1. */
   addColumns?: NewColumn[];
   setProperties?: Record<string, string>;
+  /**
+   * A new default partition spec, its sources resolved on the schema this change leaves (so a
+   * column added by the same change can be one): the data files the next commits write are
+   * partitioned by it, those already written keep the spec they were written for.
+   */
+  partitionBy?: readonly PartitionFieldRequest[];
 }
 
 /**
@@ -39,6 +47,7 @@ export async function commitSchemaChange(
   }
   const requirements: TableRequirement[] = [{ type: 'assert-table-uuid', uuid: base['table-uuid'] }];
   const updates: TableUpdate[] = [];
+  let newSchema: SchemaJson = schema;
   if (columns.length > 0) {
     const lastColumnId = base['last-column-id'];
     const added = columns.map((column, i) => ({
@@ -50,20 +59,19 @@ export async function commitSchemaChange(
       ...(column.doc === undefined ? {} : { doc: column.doc }),
     }));
     const nextSchemaId = Math.max(...base.schemas.map((s) => s['schema-id'])) + 1;
+    newSchema = { ...schema, 'schema-id': nextSchemaId, fields: [...schema.fields, ...added] };
     requirements.push(
       { type: 'assert-current-schema-id', 'current-schema-id': schema['schema-id'] },
       { type: 'assert-last-assigned-field-id', 'last-assigned-field-id': lastColumnId },
     );
     updates.push(
-      {
-        action: 'add-schema',
-        schema: { ...schema, 'schema-id': nextSchemaId, fields: [...schema.fields, ...added] },
-        'last-column-id': lastColumnId + columns.length,
-      },
+      { action: 'add-schema', schema: newSchema, 'last-column-id': lastColumnId + columns.length },
       // -1 selects the schema added by this commit.
       { action: 'set-current-schema', 'schema-id': -1 },
     );
   }
+  // After the schema updates: the catalog binds a new spec to the current schema.
+  const partitionFields = change.partitionBy === undefined ? undefined : newPartitionSpec(base, newSchema, change.partitionBy, requirements, updates);
   if (Object.keys(properties).length > 0) updates.push({ action: 'set-properties', updates: properties });
   if (updates.length === 0) return catalog.loadTable(table);
 
@@ -72,7 +80,7 @@ export async function commitSchemaChange(
   } catch (error) {
     if (!isIcebergError(error, 'commit_state_unknown')) throw error;
     const reloaded = await catalog.loadTable(table);
-    if (isApplied(reloaded.metadata, columns, properties)) return reloaded;
+    if (isApplied(reloaded.metadata, columns, properties, partitionFields)) return reloaded;
     throw error;
   }
   return catalog.loadTable(table);
@@ -84,9 +92,36 @@ function canonicalType(text: string): string {
   return typeString(type);
 }
 
-function isApplied(metadata: TableMetadata, columns: NewColumn[], properties: Record<string, string>): boolean {
+/**
+ * Adds the spec and makes it the default, guarded by the default spec and the last partition
+ * field id it was planned on. Field ids follow the table's last one; the catalog numbers the spec.
+ */
+function newPartitionSpec(
+  base: TableMetadata,
+  schema: SchemaJson,
+  partitionBy: readonly PartitionFieldRequest[],
+  requirements: TableRequirement[],
+  updates: TableUpdate[],
+): PartitionField[] {
+  const lastPartitionId = base['last-partition-id'] ?? Math.max(999, ...base['partition-specs'].flatMap((s) => s.fields.map((f) => f['field-id'])));
+  const fields = resolvePartitionFields(partitionBy, schemaFromJson(schema), lastPartitionId);
+  if (!requirements.some((r) => r.type === 'assert-current-schema-id')) {
+    requirements.push({ type: 'assert-current-schema-id', 'current-schema-id': base['current-schema-id'] });
+  }
+  requirements.push(
+    { type: 'assert-default-spec-id', 'default-spec-id': base['default-spec-id'] },
+    { type: 'assert-last-assigned-partition-id', 'last-assigned-partition-id': lastPartitionId },
+  );
+  const nextSpecId = Math.max(...base['partition-specs'].map((s) => s['spec-id'])) + 1;
+  // -1 selects the spec added by this commit.
+  updates.push({ action: 'add-spec', spec: { 'spec-id': nextSpecId, fields } }, { action: 'set-default-spec', 'spec-id': -1 });
+  return fields;
+}
+
+function isApplied(metadata: TableMetadata, columns: NewColumn[], properties: Record<string, string>, partitionFields: PartitionField[] | undefined): boolean {
   const fields = currentSchema(metadata).fields;
   const hasColumns = columns.every((c) => fields.some((f) => f.name === c.name && !f.required));
   const hasProperties = Object.entries(properties).every(([k, v]) => metadata.properties?.[k] === v);
-  return hasColumns && hasProperties;
+  const hasSpec = partitionFields === undefined || sameFields(defaultPartitionSpec(metadata), partitionFields);
+  return hasColumns && hasProperties && hasSpec;
 }

@@ -36,7 +36,7 @@ describe('partition requests', () => {
     expect(resolve('day(at)', 'bucket[16](x)', 'identity(meta.kind)', 'truncate[3](device)')).toEqual([
       { 'source-id': 7, 'field-id': 1000, name: 'at_day', transform: 'day' },
       { 'source-id': 1, 'field-id': 1001, name: 'x_bucket_16', transform: 'bucket[16]' },
-      { 'source-id': 4, 'field-id': 1002, name: 'meta.kind', transform: 'identity' },
+      { 'source-id': 4, 'field-id': 1002, name: 'meta_kind', transform: 'identity' },
       { 'source-id': 2, 'field-id': 1003, name: 'device_trunc_3', transform: 'truncate[3]' },
     ]);
   });

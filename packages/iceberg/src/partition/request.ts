@@ -43,14 +43,19 @@ export function partitionFieldText(request: PartitionFieldRequest): string {
   return `${transformString(request.transform)}(${request.source})`;
 }
 
-/** The field's name as Java's and PyIceberg's spec updates name it (`device_bucket_16`, `at_day`, `zone`). */
+/**
+ * The field's name as Java's and PyIceberg's spec updates name it (`device_bucket_16`, `at_day`,
+ * `zone`), but with a nested source's dots as `_` (`meta_kind`): the name is also the data
+ * directory's (`meta_kind=a/`), and a SeaweedFS table bucket refuses a dot there.
+ */
 export function partitionFieldName(request: PartitionFieldRequest): string {
   const t = request.transform;
-  if (t.kind === 'identity') return request.source;
-  if (t.kind === 'bucket') return `${request.source}_bucket_${t.n}`;
-  if (t.kind === 'truncate') return `${request.source}_trunc_${t.width}`;
-  if (t.kind === 'void') return `${request.source}_null`;
-  return `${request.source}_${t.kind}`;
+  const source = request.source.replaceAll('.', '_');
+  if (t.kind === 'identity') return source;
+  if (t.kind === 'bucket') return `${source}_bucket_${t.n}`;
+  if (t.kind === 'truncate') return `${source}_trunc_${t.width}`;
+  if (t.kind === 'void') return `${source}_null`;
+  return `${source}_${t.kind}`;
 }
 
 /** The field a dotted path names, walking structs only (a list's or map's insides cannot be partition sources). */

@@ -1,5 +1,8 @@
 import type { FileIO } from '../io/file-io.ts';
+import { type BoundPartitionSpec, bindPartitionSpec } from '../partition/bound-spec.ts';
+import { partitionSummaries } from '../partition/summary.ts';
 import { currentSchema, type PartitionSpec, type TableMetadata } from '../spec/metadata.ts';
+import { schemaFromJson } from '../spec/schema.ts';
 import type { DataFile } from '../writer/data-file.ts';
 import { ENTRY_STATUS, type ManifestEntry, readManifestEntries, writeManifest, writeManifestEntries } from '../writer/manifest.ts';
 import type { ManifestFile } from '../writer/manifest-list.ts';
@@ -15,6 +18,8 @@ export interface WrittenManifest {
   /** The least data sequence number of its entries. */
   minSequenceNumber: bigint;
   counts: Pick<ManifestFile, 'added_files_count' | 'existing_files_count' | 'deleted_files_count' | 'added_rows_count' | 'existing_rows_count' | 'deleted_rows_count'>;
+  /** The manifest list's partition field summaries of its entries (readers skip manifests by them). */
+  partitions: ManifestFile['partitions'];
 }
 
 /**
@@ -89,7 +94,7 @@ export function listEntry(manifest: WrittenManifest, snapshotId: bigint, sequenc
     min_sequence_number: manifest.minSequenceNumber,
     added_snapshot_id: snapshotId,
     ...manifest.counts,
-    partitions: [],
+    partitions: manifest.partitions,
     key_metadata: null,
   };
 }
@@ -115,5 +120,20 @@ async function putManifest(io: FileIO, metadata: TableMetadata, spec: PartitionS
     const sequence = entry.sequenceNumber;
     if (sequence !== null && (minSequenceNumber === undefined || sequence < minSequenceNumber)) minSequenceNumber = sequence;
   }
-  return { location, length: BigInt(bytes.byteLength), specId: spec['spec-id'], minSequenceNumber: minSequenceNumber ?? 0n, counts };
+  return { location, length: BigInt(bytes.byteLength), specId: spec['spec-id'], minSequenceNumber: minSequenceNumber ?? 0n, counts, partitions: summaries(metadata, spec, entries) };
+}
+
+/**
+ * Every entry's partition counts, deleted ones too, as Java's manifest writer counts them. A
+ * spec whose source column the schema no longer has cannot be bound: no summaries, which
+ * readers take as "might match" (never skipping rows).
+ */
+function summaries(metadata: TableMetadata, spec: PartitionSpec, entries: readonly ManifestEntry[]): ManifestFile['partitions'] {
+  let bound: BoundPartitionSpec;
+  try {
+    bound = bindPartitionSpec(spec, schemaFromJson(currentSchema(metadata)));
+  } catch {
+    return null;
+  }
+  return partitionSummaries(bound, entries.map((e) => e.dataFile.partition));
 }

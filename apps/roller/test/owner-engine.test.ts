@@ -17,7 +17,7 @@ import { liveDataFiles } from './support/upkeep-harness.ts';
  * each type to, for every column type a table created through the API can have. A format v3
  * table the owner made rolls with row lineage Java reads, and rows holding a type this writer
  * cannot write (geometry) are rejected while the rest of their batch commits; upkeep on it
- * expires snapshots (compaction waits for row-lineage rewrites) and leaves every row id as it was.
+ * compacts its files and expires snapshots, and every row keeps its id and sequence number.
  * A sink given a partition at create commits the spec with `__ingest_ts` at its first roll, so
  * its first files are already partitioned, as Java reads them (rows' and files' partition tuples).
  */
@@ -29,6 +29,8 @@ const LINEAGE = 'lineage';
 let lineageSink: CreatedSink;
 /** The `_row_id` of each row of the v3 table by its x, as its roll's commit assigned it. */
 let lineageIds: Map<number, number>;
+/** The `_last_updated_sequence_number` of each row of the v3 table by its x: its roll's sequence number. */
+let lineageSequences: Map<number, number>;
 const TYPED = 'every_type';
 /** A table the sink partitions from its first roll: by day of arrival, a bucket and a nested field. */
 const FIRST = 'first_roll_parted';
@@ -141,22 +143,38 @@ describe('a sink on a format v3 table', () => {
     expect(await sendAndRoll(lineageSink, [{ x: 6 }])).toMatchObject({ outcome: 'committed', rows: 1 });
   }, 240_000);
 
-  it('upkeep skips compaction (row_lineage) and expires snapshots down to the keep, row ids untouched', async () => {
+  it('upkeep compacts the v3 table, every row keeping its lineage, and expires snapshots down to the keep', async () => {
     expect(await sendAndRoll(lineageSink, [{ x: 7 }])).toMatchObject({ outcome: 'committed', rows: 1 });
     const before = (await stack.catalog.loadTable({ namespace: ns, name: LINEAGE })).metadata;
     const rolled = [...before.snapshots!].sort((a, b) => Number(a['sequence-number']) - Number(b['sequence-number']));
     expect(rolled).toHaveLength(4);
-    // Each roll's rows took its snapshot's ids in the order sent; Spark reads them after upkeep.
+    // Each roll's rows took its snapshot's ids in the order sent, and its sequence number;
+    // Spark reads both after the compaction moved every row into one file.
     const firstId = (roll: number) => Number(rolled[roll]!['first-row-id']);
     lineageIds = new Map([[1, firstId(0)], [3, firstId(0) + 1], [4, firstId(1)], [5, firstId(1) + 1], [6, firstId(2)], [7, firstId(3)]]);
+    const sequence = (roll: number) => Number(rolled[roll]!['sequence-number']);
+    lineageSequences = new Map([[1, sequence(0)], [3, sequence(0)], [4, sequence(1)], [5, sequence(1)], [6, sequence(2)], [7, sequence(3)]]);
 
     const run = await runCli(['upkeep', lineageSink.id], stack.rollerEnv({ TABLEMERE_ROLLER_UPKEEP_KEEP_SNAPSHOTS: '2', TABLEMERE_ROLLER_UPKEEP_MIN_SNAPSHOT_AGE_SECONDS: '0' }));
     expect(run.code, run.stderr).toBe(0);
-    expect(summaries(run)[0]).toMatchObject({ outcome: 'done', compaction_skipped: 'row_lineage', expired_snapshots: 2, data_files_after: 4 });
+    expect(summaries(run)[0]).toMatchObject({
+      outcome: 'done',
+      compaction_skipped: null,
+      data_files_before: 4,
+      rewritten_files: 4,
+      rewritten_rows: 6,
+      data_files_after: 1,
+      expired_snapshots: 3,
+      snapshots_kept: 2,
+    });
     const after = (await stack.catalog.loadTable({ namespace: ns, name: LINEAGE })).metadata;
     expect(after['format-version']).toBe(3);
-    expect(after['next-row-id']).toBe(before['next-row-id']);
-    expect(after.snapshots).toEqual(rolled.slice(2).map((s) => expect.objectContaining({ 'snapshot-id': s['snapshot-id'], 'first-row-id': s['first-row-id'], 'added-rows': s['added-rows'] })));
+    const compaction = branchHead(after)!;
+    expect(compaction.summary.operation).toBe('replace');
+    // The replace took ids for its new file's 6 rows (Java's manifest list writer does the same); its rows keep theirs.
+    expect(compaction['first-row-id']).toBe(before['next-row-id']);
+    expect(Number(after['next-row-id'])).toBe(Number(before['next-row-id']) + 6);
+    expect(after.snapshots!.map((s) => s['snapshot-id'])).toEqual([rolled[3]!['snapshot-id'], compaction['snapshot-id']]);
     expect((await readBoth(stack, ns, LINEAGE)).map((r) => Number(r.x)).sort((a, b) => a - b)).toEqual([1, 3, 4, 5, 6, 7]);
   }, 120_000);
 });
@@ -266,15 +284,13 @@ describe('Java engines on the sink’s tables', () => {
       { mode: 'partition_files', namespace: ns, table: FIRST },
     ]);
 
-    // Row lineage as Java reads it: every row of the v3 table has its own id and the sequence
-    // number of the commit that added it, the ids assigned at each roll's commit, not changed by
-    // the upkeep that expired those commits' snapshots.
+    // Row lineage as Java reads it: every row of the v3 table has the id and the sequence number
+    // its roll's commit gave it, not changed by the upkeep that compacted the rolls' files into
+    // one and expired their snapshots.
     const lineageRows = lineage!.rows!;
     expect(lineageRows.map((r) => Number(r.x)).sort()).toEqual([1, 3, 4, 5, 6, 7]);
     expect(new Map(lineageRows.map((r) => [Number(r.x), Number(r._row_id)]))).toEqual(lineageIds);
-    const sequence = (x: number) => Number(lineageRows.find((r) => Number(r.x) === x)!._last_updated_sequence_number);
-    expect(sequence(1)).toBe(sequence(3));
-    expect(sequence(4)).toBeGreaterThan(sequence(1));
+    expect(new Map(lineageRows.map((r) => [Number(r.x), Number(r._last_updated_sequence_number)]))).toEqual(lineageSequences);
 
     // Java's view of each row's partition against the transforms applied to the row's values.
     const loaded = await stack.catalog.loadTable({ namespace: ns, name: PARTITIONED });

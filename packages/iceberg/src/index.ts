@@ -24,6 +24,16 @@ export {
   type MergeRequest,
 } from './transaction/merge-manifests.ts';
 export { DEFAULT_RETRY_POLICY, type RetryPolicy } from './transaction/retry.ts';
+export {
+  commitWithRetries,
+  type CommitAttempt,
+  type CommitContext,
+  type CommitDriverOptions,
+  type NothingToDo,
+} from './transaction/commit-driver.ts';
+export { CLOCK_MARGIN_MS, historyCovers, landed, type Landed, snapshotAttemptLanded } from './transaction/landed.ts';
+export { mainSnapshotCommit, type NewSnapshot } from './transaction/snapshot-commit.ts';
+export { listEntry, tally, type ManifestCounts, type WrittenManifest } from './transaction/written-manifest.ts';
 export { newSnapshotId } from './transaction/snapshot-id.ts';
 export { dataFileLocation, manifestListLocation, manifestLocation } from './transaction/locations.ts';
 export { writeDataFile, type WriteDataFileOptions } from './transaction/write-data-file.ts';

@@ -23,6 +23,7 @@ import {
   type TableIdent,
   type TableMetadata,
 } from '../src/index.ts';
+import { parquetArrowSchema, readParquetRowGroups } from '../src/writer/parquet-read.ts';
 import { startFaultyProxy } from './faulty-proxy.ts';
 import { duckdbRows, pyicebergRows, type Row } from './readers.ts';
 import { catalogOptions, closeTestNamespace, jsonRowsToDataFile, openTestNamespace, uniqueName } from './support.ts';
@@ -408,12 +409,65 @@ describe('rewriteDataFiles on the real catalog', () => {
     expect(await rewriteDataFiles({ catalog, table: few.table, io })).toMatchObject({ dataFilesBefore: 6, dataFilesAfter: 1 });
   });
 
-  it('skips a format v3 table (row lineage) instead of failing, so upkeep can go on to expire it', async () => {
+  /**
+   * Each row's lineage as a v3 reader sees it (spec "Row Lineage"), by its id: the file's own
+   * `_row_id` / `_last_updated_sequence_number` where not null, else the data file's
+   * first_row_id plus the row's position and the entry's data sequence number.
+   */
+  async function lineageById(metadata: TableMetadata): Promise<Map<number, [bigint, bigint]>> {
+    const byId = new Map<number, [bigint, bigint]>();
+    for (const { entry } of await liveEntries(metadata)) {
+      if (entry.status === ENTRY_STATUS.DELETED) continue;
+      const bytes = await io.get(entry.dataFile.file_path);
+      const ids = parquetArrowSchema(bytes).fields.map((f) => f.metadata.get('PARQUET:field_id'));
+      const column = (id: number) => ids.indexOf(String(id));
+      let position = 0n;
+      for (const group of readParquetRowGroups(bytes)) {
+        for (const batch of group) {
+          for (let i = 0; i < batch.numRows; i++, position++) {
+            const own = (id: number) => (column(id) < 0 ? null : (batch.getChildAt(column(id))!.get(i) as bigint | null));
+            const rowId = own(2147483540) ?? (entry.dataFile.first_row_id as bigint) + position;
+            byId.set(Number(batch.getChildAt(column(1))!.get(i)), [rowId, own(2147483539) ?? entry.sequenceNumber!]);
+          }
+        }
+      }
+    }
+    return byId;
+  }
+
+  it('compacts a format v3 table, every row keeping its _row_id and _last_updated_sequence_number, written into the new file', async () => {
     const v3 = await newTable({ 'format-version': '3' });
-    const metadata = await appendFiles(v3.table, 6);
-    expect(metadata['format-version']).toBe(3);
+    const before = await appendFiles(v3.table, 6);
+    expect(before['format-version']).toBe(3);
+    const lineage = await lineageById(before);
+    expect([...lineage.values()].map(([rowId]) => rowId).sort((a, b) => Number(a - b))).toEqual(Array.from({ length: 18 }, (_, i) => BigInt(i)));
+    const rows = normalised(await pyicebergRows(namespace, v3.table.name));
+
     const result = await rewriteDataFiles({ catalog, table: v3.table, io });
-    expect(result).toMatchObject({ snapshotId: null, skipped: 'row_lineage', attempts: 0, dataFilesBefore: 6, dataFilesAfter: 6 });
-    expect(branchHead((await catalog.loadTable(v3.table)).metadata)?.['snapshot-id']).toBe(branchHead(metadata)?.['snapshot-id']);
+    expect(result).toMatchObject({ attempts: 1, dataFilesBefore: 6, dataFilesAfter: 1 });
+    const after = (await catalog.loadTable(v3.table)).metadata;
+    const head = branchHead(after)!;
+    // A replace takes row ids for its new manifests as any snapshot (Java's manifest list
+    // writer): the new file's 18 rows; the rewritten manifest lists no existing file.
+    expect(head['first-row-id']).toBe(before['next-row-id']);
+    expect(head['added-rows']).toBe(18);
+    expect(after['next-row-id']).toBe(Number(before['next-row-id']) + 18);
+    const [file] = (await liveEntries(after)).filter((l) => l.entry.status !== ENTRY_STATUS.DELETED);
+    const fields = parquetArrowSchema(await io.get(file!.entry.dataFile.file_path)).fields;
+    expect(fields.slice(-2).map((f) => [f.name, f.metadata.get('PARQUET:field_id'), f.nullable])).toEqual([
+      ['_row_id', '2147483540', true],
+      ['_last_updated_sequence_number', '2147483539', true],
+    ]);
+    expect(await lineageById(after)).toEqual(lineage);
+    expect(normalised(await pyicebergRows(namespace, v3.table.name))).toEqual(rows);
+    expect(normalised(await duckdbRows((await catalog.loadTable(v3.table)).metadataLocation!))).toEqual(rows);
+
+    // Again with the compacted file among the small ones: its rows keep the ids it holds.
+    await appendFiles(v3.table, 5, 19);
+    const grown = await lineageById((await catalog.loadTable(v3.table)).metadata);
+    expect(grown.size).toBe(33);
+    expect(await rewriteDataFiles({ catalog, table: v3.table, io })).toMatchObject({ dataFilesBefore: 6, dataFilesAfter: 1 });
+    expect(await lineageById((await catalog.loadTable(v3.table)).metadata)).toEqual(grown);
+    expect(normalised(await pyicebergRows(namespace, v3.table.name))).toHaveLength(33);
   });
 });

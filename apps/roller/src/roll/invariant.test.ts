@@ -1,6 +1,6 @@
-import type { Snapshot, TableMetadata } from '@tablemere/iceberg';
+import { historyCovers, type Snapshot, type TableMetadata } from '@tablemere/iceberg';
 import { describe, expect, it } from 'vitest';
-import { bareEvidence, type Evidence, historyCovers, judgeIntent, keptHistoryCovers, snapshotIn } from './invariant.ts';
+import { bareEvidence, type Evidence, judgeIntent, keptHistoryCovers, snapshotIn } from './invariant.ts';
 
 const minute = 60_000;
 const t0 = Date.parse('2026-09-21T12:00:00Z');

@@ -1,11 +1,13 @@
 import type { RollIntent } from '@tablemere/contracts';
 import {
-  ancestryCovers,
   branchHead,
+  CLOCK_MARGIN_MS,
   ENTRY_STATUS,
   findInAncestry,
+  historyCovers,
   isIcebergError,
   isInAncestry,
+  landed,
   metadataLog,
   parseJson,
   readManifestEntries,
@@ -24,12 +26,6 @@ import type { TenantTable } from './reload.ts';
 import { sendReport } from './report.ts';
 import { resolveBatchLists } from './sidecar.ts';
 import { type BatchCount, SUMMARY_KEYS, summaryBatchCounts, summaryBatchIds } from './summary.ts';
-
-/**
- * Clock skew allowed between the database (intent times), the store (object times) and
- * writers (snapshot and metadata times) when deciding whether the table's history is long enough.
- */
-const CLOCK_MARGIN_MS = 10 * 60_000;
 
 /**
  * A batch is consumed by a commit only if the intake stored it before that commit (give or
@@ -66,15 +62,8 @@ export function bareEvidence(metadata: TableMetadata): Evidence {
 }
 
 /**
- * Whether `main`'s history as the metadata keeps it reaches back before `since`: then any
- * snapshot committed on main since then is still reachable from it (or was rolled back).
- */
-export function historyCovers(metadata: TableMetadata, since: number): boolean {
-  return ancestryCovers(metadata, since - CLOCK_MARGIN_MS);
-}
-
-/**
- * Whether the versions of the metadata still readable show every commit on main since `since`.
+ * Whether the versions of the metadata still readable show every commit on main since `since`
+ * (clock margin and `historyCovers` as @tablemere/iceberg's `landed` uses them).
  * Walking back from the current version through `metadata-log` while each version is readable
  * (a commit of the snapshot would have made it main's head in the version it wrote): the walk
  * covers `since` once a version's own ancestry does, or once the version before it was written
@@ -112,8 +101,10 @@ export function judgeIntent(intent: Pick<RollIntent, 'snapshot_id' | 'created_at
   const id = BigInt(intent.snapshot_id);
   const since = Date.parse(intent.created_at);
   const { metadata } = evidence;
-  if (isInAncestry(metadata, id)) return { verdict: 'committed', by: 'ancestry' };
-  if (historyCovers(metadata, since)) return { verdict: 'abandoned', by: 'ancestry' };
+  // The same decision as a commit whose answer was lost (@tablemere/iceberg's `landed`).
+  const onMain = landed(metadata, id, since);
+  if (onMain === 'landed') return { verdict: 'committed', by: 'ancestry' };
+  if (onMain === 'not_landed') return { verdict: 'abandoned', by: 'ancestry' };
   if (evidence.liveEntrySnapshots.has(id)) return { verdict: 'committed', by: 'manifest_entry' };
   for (const earlier of evidence.earlier.values()) {
     if (isInAncestry(earlier, id)) return { verdict: 'committed', by: 'metadata_log' };

@@ -1,11 +1,12 @@
 import type { RestCatalog } from '../catalog/rest/client.ts';
 import type { LoadTableResult, TableIdent, TableRequirement } from '../catalog/rest/types.ts';
-import { IcebergError, isIcebergError } from '../errors.ts';
+import { IcebergError } from '../errors.ts';
 import type { FileIO } from '../io/file-io.ts';
 import { branchAncestry, branchHeadId, MAIN_BRANCH, snapshotById, type Snapshot, type TableMetadata } from '../spec/metadata.ts';
 import { ENTRY_STATUS, readManifest, readManifestList, type ManifestFile } from '../writer/index.ts';
 import { IO_WIDTH, mapBounded } from './bounded.ts';
-import { backoffMs, DEFAULT_RETRY_POLICY, sleep, type RetryPolicy } from './retry.ts';
+import { commitWithRetries } from './commit-driver.ts';
+import type { RetryPolicy } from './retry.ts';
 
 export interface ExpireSnapshotsOptions {
   catalog: RestCatalog;
@@ -64,44 +65,30 @@ export const DEFAULT_MIN_AGE_MS = 10 * 60 * 1000;
  * is gone. Files are deleted only once the commit surely landed, best effort.
  */
 export async function expireSnapshots(options: ExpireSnapshotsOptions): Promise<ExpireSnapshotsResult> {
-  const { catalog, table } = options;
-  const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
+  const { io } = options;
   const now = options.now ?? Date.now();
-  let metadata = (options.base ?? (await catalog.loadTable(table))).metadata;
-  let lastError: IcebergError | undefined;
-
-  for (let attempt = 1; attempt <= policy.attempts; attempt++) {
-    const expiring = planExpiry(metadata, retention(metadata, options, now));
-    if (expiring.length === 0) return nothingExpired(metadata, attempt - 1);
-    await options.validateBase?.(metadata);
-    const outcome = await catalog
-      .commitTable(table, {
+  return commitWithRetries<ExpireSnapshotsResult>({
+    catalog: options.catalog,
+    table: options.table,
+    io,
+    ...(options.base ? { base: options.base } : {}),
+    ...(options.retry ? { retry: options.retry } : {}),
+    operation: 'snapshot expiry',
+    // Expiry writes no file, so it takes every version.
+    formatVersions: [1, 2, 3],
+    build: async ({ metadata, attempt }) => {
+      const expiring = planExpiry(metadata, retention(metadata, options, now));
+      if (expiring.length === 0) return { nothingToDo: nothingExpired(metadata, attempt - 1) };
+      await options.validateBase?.(metadata);
+      return {
         requirements: requirements(metadata),
         updates: [{ action: 'remove-snapshots', 'snapshot-ids': expiring.map((s) => s['snapshot-id']) }],
-      })
-      .catch(retriedFailure);
-    if (!(outcome instanceof IcebergError)) return landed(options.io, expiring, outcome.metadata, attempt);
-    lastError = outcome;
-    const unknown = lastError.kind === 'commit_state_unknown';
-    if (!unknown && attempt === policy.attempts) break;
-    if (attempt < policy.attempts) await sleep(backoffMs(policy, attempt));
-    try {
-      metadata = (await catalog.loadTable(table)).metadata;
-    } catch (error) {
-      // Without a reload an unknown outcome stays unknown: report that, not the outage.
-      throw unknown ? lastError : error;
-    }
-    if (unknown && expiring.every((s) => !snapshotById(metadata, s['snapshot-id']))) {
-      return landed(options.io, expiring, metadata, attempt);
-    }
-  }
-  throw lastError ?? new IcebergError('commit_conflict', 'snapshot expiry gave up');
-}
-
-/** A lost race or an unknown outcome, which the loop handles; anything else ends the run. */
-function retriedFailure(error: unknown): IcebergError {
-  if (isIcebergError(error) && (error.kind === 'commit_conflict' || error.kind === 'commit_state_unknown')) return error;
-  throw error;
+        // A lost answer landed when every planned snapshot is gone.
+        landed: (reloaded) => (expiring.every((s) => !snapshotById(reloaded, s['snapshot-id'])) ? 'landed' : 'not_landed'),
+        result: (after, attempts) => landed(io, expiring, after, attempts),
+      };
+    },
+  });
 }
 
 export interface Retention {

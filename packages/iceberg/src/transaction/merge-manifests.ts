@@ -6,13 +6,13 @@ import { currentSchema, type TableMetadata } from '../spec/metadata.ts';
 import { schemaFromJson } from '../spec/schema.ts';
 import {
   ENTRY_STATUS,
-  type FieldSummary,
   readManifestEntries,
   writeManifestEntries,
   type ManifestEntry,
   type ManifestFile,
 } from '../writer/index.ts';
 import { manifestLocation } from './locations.ts';
+import { listEntry, tally, type WrittenManifest } from './written-manifest.ts';
 
 /** The table properties of the merge, named and defaulted as Java's TableProperties. */
 export const MANIFEST_MERGE_ENABLED = 'commit.manifest-merge.enabled';
@@ -126,19 +126,6 @@ export function planManifestMerge(
   return bins;
 }
 
-/** What a merged manifest holds; its list entry is built per commit attempt from this. */
-interface MergedManifest {
-  location: string;
-  length: bigint;
-  addedFiles: number;
-  addedRows: bigint;
-  existingFiles: number;
-  existingRows: bigint;
-  /** The least data sequence number of its existing entries (its added ones take the commit's). */
-  minExistingSequence: bigint | null;
-  partitions: FieldSummary[];
-}
-
 export interface MergeRequest {
   /** The table the snapshot is built on: its current schema and specs are written with. */
   metadata: TableMetadata;
@@ -158,7 +145,7 @@ export interface MergeRequest {
 export class ManifestMerger {
   readonly policy: ManifestMergePolicy;
   private readonly io: FileIO;
-  private readonly merged = new Map<string, Promise<MergedManifest>>();
+  private readonly merged = new Map<string, Promise<WrittenManifest>>();
   /**
    * Manifests read so far, by path (a manifest file never changes): after a lost race the bin
    * differs by the rival's new manifests only, and reading the rest again would make every
@@ -183,12 +170,12 @@ export class ManifestMerger {
     const specs = boundSpecs(request.metadata);
     const bins = planManifestMerge(request.manifests, this.policy, new Set(specs.keys()));
     const results = await Promise.all(
-      bins.map(async (bin) => (bin.merge ? [listEntry(await this.mergedFor(bin, specs.get(bin.specId)!, request), bin.specId, request)] : bin.manifests)),
+      bins.map(async (bin) => (bin.merge ? [listEntry(await this.mergedFor(bin, specs.get(bin.specId)!, request), request.snapshotId, request.sequenceNumber)] : bin.manifests)),
     );
     return results.flat();
   }
 
-  private mergedFor(bin: ManifestBin, spec: BoundPartitionSpec, request: MergeRequest): Promise<MergedManifest> {
+  private mergedFor(bin: ManifestBin, spec: BoundPartitionSpec, request: MergeRequest): Promise<WrittenManifest> {
     const key = bin.manifests.map((m) => m.manifest_path).join('\n');
     let merged = this.merged.get(key);
     if (!merged) {
@@ -209,7 +196,7 @@ export class ManifestMerger {
     return bytes;
   }
 
-  private async write(bin: ManifestBin, bound: BoundPartitionSpec, request: MergeRequest): Promise<MergedManifest> {
+  private async write(bin: ManifestBin, bound: BoundPartitionSpec, request: MergeRequest): Promise<WrittenManifest> {
     const spec = request.metadata['partition-specs'].find((s) => s['spec-id'] === bin.specId)!;
     const read = await Promise.all(bin.manifests.map(async (m) => readManifestEntries(await this.bytesOf(m.manifest_path), m)));
     const entries = read.flat().flatMap((entry) => carried(entry, request.snapshotId));
@@ -218,28 +205,14 @@ export class ManifestMerger {
     this.locations.push(location);
     await this.io.put(location, bytes);
 
-    const merged: MergedManifest = {
+    // Its added entries inherit the commit's sequence number; existing ones keep theirs.
+    return {
       location,
       length: BigInt(bytes.byteLength),
-      addedFiles: 0,
-      addedRows: 0n,
-      existingFiles: 0,
-      existingRows: 0n,
-      minExistingSequence: null,
+      specId: bin.specId,
+      ...tally(entries),
       partitions: partitionSummaries(bound, entries.map((entry) => entry.dataFile.partition)),
     };
-    for (const entry of entries) {
-      if (entry.status === ENTRY_STATUS.ADDED) {
-        merged.addedFiles += 1;
-        merged.addedRows += entry.dataFile.record_count;
-      } else {
-        merged.existingFiles += 1;
-        merged.existingRows += entry.dataFile.record_count;
-        const sequence = entry.sequenceNumber!;
-        if (merged.minExistingSequence === null || sequence < merged.minExistingSequence) merged.minExistingSequence = sequence;
-      }
-    }
-    return merged;
   }
 }
 
@@ -260,26 +233,6 @@ function carried(entry: ManifestEntry, snapshotId: bigint): ManifestEntry[] {
   return [{ ...entry, status: ENTRY_STATUS.EXISTING }];
 }
 
-function listEntry(merged: MergedManifest, specId: number, request: MergeRequest): ManifestFile {
-  return {
-    manifest_path: merged.location,
-    manifest_length: merged.length,
-    partition_spec_id: specId,
-    content: 0,
-    sequence_number: request.sequenceNumber,
-    // Existing entries were committed before this snapshot, so theirs are the least.
-    min_sequence_number: merged.minExistingSequence ?? request.sequenceNumber,
-    added_snapshot_id: request.snapshotId,
-    added_files_count: merged.addedFiles,
-    existing_files_count: merged.existingFiles,
-    deleted_files_count: 0,
-    added_rows_count: merged.addedRows,
-    existing_rows_count: merged.existingRows,
-    deleted_rows_count: 0n,
-    partitions: merged.partitions,
-    key_metadata: null,
-  };
-}
 
 /**
  * The table's specs that merged manifests can be written for: those whose source columns the

@@ -9,18 +9,7 @@ import type { ManifestFile } from '../writer/manifest-list.ts';
 import { IO_WIDTH, mapBounded } from './bounded.ts';
 import { manifestLocation } from './locations.ts';
 import type { HeadContents } from './table-contents.ts';
-
-/** A manifest this snapshot wrote, with what its manifest list entry says about it. */
-export interface WrittenManifest {
-  location: string;
-  length: bigint;
-  specId: number;
-  /** The least data sequence number of its entries. */
-  minSequenceNumber: bigint;
-  counts: Pick<ManifestFile, 'added_files_count' | 'existing_files_count' | 'deleted_files_count' | 'added_rows_count' | 'existing_rows_count' | 'deleted_rows_count'>;
-  /** The manifest list's partition field summaries of its entries (readers skip manifests by them). */
-  partitions: ManifestFile['partitions'];
-}
+import { listEntry, tally, type WrittenManifest } from './written-manifest.ts';
 
 /**
  * The manifest of the new files, written once for every attempt. Their data sequence number is
@@ -36,7 +25,7 @@ export async function writeAddedManifest(
   dataFiles: readonly DataFile[],
 ): Promise<WrittenManifest> {
   // writeManifest builds the entries from the data files' metrics; read back, they take the sequence number.
-  const added = readManifestEntries(writeManifest({ schema: currentSchema(metadata), partitionSpec: spec, snapshotId, dataFiles }));
+  const added = readManifestEntries(writeManifest({ schema: currentSchema(metadata), partitionSpec: spec, formatVersion: metadata['format-version'], snapshotId, dataFiles }));
   return putManifest(io, metadata, spec, added.map((entry) => ({ ...entry, sequenceNumber: startingSequenceNumber })));
 }
 
@@ -83,44 +72,12 @@ export async function replaceInManifests(
   ];
 }
 
-/** The manifest list entry of a manifest this snapshot wrote. */
-export function listEntry(manifest: WrittenManifest, snapshotId: bigint, sequenceNumber: bigint): ManifestFile {
-  return {
-    manifest_path: manifest.location,
-    manifest_length: manifest.length,
-    partition_spec_id: manifest.specId,
-    content: 0,
-    sequence_number: sequenceNumber,
-    min_sequence_number: manifest.minSequenceNumber,
-    added_snapshot_id: snapshotId,
-    ...manifest.counts,
-    partitions: manifest.partitions,
-    key_metadata: null,
-  };
-}
-
 async function putManifest(io: FileIO, metadata: TableMetadata, spec: PartitionSpec, entries: readonly ManifestEntry[]): Promise<WrittenManifest> {
   const location = manifestLocation(metadata.location);
-  const bytes = writeManifestEntries({ schema: currentSchema(metadata), partitionSpec: spec, entries });
+  // v3: each entry keeps its data file's first row id, so its rows keep their ids.
+  const bytes = writeManifestEntries({ schema: currentSchema(metadata), partitionSpec: spec, formatVersion: metadata['format-version'], entries });
   await io.put(location, bytes);
-  const counts = { added_files_count: 0, existing_files_count: 0, deleted_files_count: 0, added_rows_count: 0n, existing_rows_count: 0n, deleted_rows_count: 0n };
-  let minSequenceNumber: bigint | undefined;
-  for (const entry of entries) {
-    const rows = entry.dataFile.record_count;
-    if (entry.status === ENTRY_STATUS.ADDED) {
-      counts.added_files_count += 1;
-      counts.added_rows_count += rows;
-    } else if (entry.status === ENTRY_STATUS.EXISTING) {
-      counts.existing_files_count += 1;
-      counts.existing_rows_count += rows;
-    } else {
-      counts.deleted_files_count += 1;
-      counts.deleted_rows_count += rows;
-    }
-    const sequence = entry.sequenceNumber;
-    if (sequence !== null && (minSequenceNumber === undefined || sequence < minSequenceNumber)) minSequenceNumber = sequence;
-  }
-  return { location, length: BigInt(bytes.byteLength), specId: spec['spec-id'], minSequenceNumber: minSequenceNumber ?? 0n, counts, partitions: summaries(metadata, spec, entries) };
+  return { location, length: BigInt(bytes.byteLength), specId: spec['spec-id'], ...tally(entries), partitions: summaries(metadata, spec, entries) };
 }
 
 /**

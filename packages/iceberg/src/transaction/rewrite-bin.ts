@@ -6,11 +6,13 @@ import type { FileIO } from '../io/file-io.ts';
 import { conformerFor } from '../writer/arrow-conform.ts';
 import type { DataFile } from '../writer/data-file.ts';
 import type { ManifestDataFile } from '../writer/manifest.ts';
+import { compileRowConverter } from '../writer/row-converter.ts';
 import { joinParquetParts, type ParquetPart, writeParquetPart } from '../writer/parquet.ts';
 import { parquetArrowSchema, readParquetRowGroups } from '../writer/parquet-read.ts';
 import { IO_WIDTH } from './bounded.ts';
 import { putDataFile } from './put-data-file.ts';
 import type { KeptFiles, RewriteBin } from './rewrite-plan.ts';
+import { appendLineage, type InheritedLineage, LineageReader, withLineageFields, withoutLineage } from './row-lineage.ts';
 
 /**
  * Decoded rows held before they are encoded as one part (one row group of the output). Bounds
@@ -29,21 +31,33 @@ export type BinOutput = { partition?: Pick<PartitionedRows, 'record' | 'path'> }
  * Reads a bin's files one by one, a row group at a time, and writes their rows, in order and
  * value for value, as Parquet data files under the bin's schema (one, or one per partition: see
  * BinOutput); the metrics are computed from the rows. Every file must give as many rows as its
- * manifest entry says.
+ * manifest entry says. With `lineage` (format v3) each row's `_row_id` and
+ * `_last_updated_sequence_number` are written too, as the file had them or as it inherited them
+ * (see `LineageReader`).
  */
-export async function rewriteBin(io: FileIO, tableLocation: string, bin: RewriteBin, kept: KeptFiles, output: BinOutput = {}): Promise<DataFile[]> {
+export async function rewriteBin(
+  io: FileIO,
+  tableLocation: string,
+  bin: RewriteBin,
+  kept: KeptFiles,
+  lineage?: (file: ManifestDataFile) => InheritedLineage,
+  output: BinOutput = {},
+): Promise<DataFile[]> {
+  // v3: the rows carry their lineage, written explicitly after the table's columns.
+  const schema = lineage ? withLineageFields(bin.schema) : bin.schema;
+  const arrowSchema = lineage ? compileRowConverter(schema).arrowSchema : bin.arrowSchema;
   const outputs = new Map<string, { partition: Pick<PartitionedRows, 'record' | 'path'> | undefined; parts: ParquetPart[] }>();
   const add = (partition: Pick<PartitionedRows, 'record' | 'path'> | undefined, table: Table) => {
     const key = partition?.path ?? '';
     let out = outputs.get(key);
     if (out === undefined) outputs.set(key, (out = { partition, parts: [] }));
-    out.parts.push(writeParquetPart(table, { schema: bin.schema }));
+    out.parts.push(writeParquetPart(table, { schema }));
   };
   let pending: RecordBatch[] = [];
   let pendingBytes = 0;
   const flush = () => {
     if (pending.length === 0) return;
-    const table = new Table(bin.arrowSchema, pending);
+    const table = new Table(arrowSchema, pending);
     if ('split' in output && output.split.fields.length > 0) for (const part of splitByPartition(table, output.split)) add(part, part.table);
     else add('partition' in output ? output.partition : undefined, table);
     pending = [];
@@ -52,12 +66,15 @@ export async function rewriteBin(io: FileIO, tableLocation: string, bin: Rewrite
   const reads = new ReadAhead(io, bin.files, kept);
   for (const [i, file] of bin.files.entries()) {
     const bytes = await reads.take(i);
-    const conformer = conformerFor(parquetArrowSchema(bytes), bin.arrowSchema);
+    const fileSchema = parquetArrowSchema(bytes);
+    const conformer = conformerFor(withoutLineage(fileSchema), bin.arrowSchema);
+    const reader = new LineageReader(fileSchema, lineage?.(file));
     if (conformer === null) throw new IcebergError('validation_failed', `${file.file_path} no longer has the schema it was planned with`);
     let rows = 0n;
     for (const group of readParquetRowGroups(bytes)) {
       for (const batch of group) {
-        const conformed = conformer.conform(batch);
+        const split = reader.split(batch);
+        const conformed = lineage ? appendLineage(conformer.conform(split.rows), split.lineage, arrowSchema) : conformer.conform(split.rows);
         rows += BigInt(conformed.numRows);
         pending.push(conformed);
         pendingBytes += conformed.data.byteLength;
@@ -71,7 +88,7 @@ export async function rewriteBin(io: FileIO, tableLocation: string, bin: Rewrite
   flush();
   const written: DataFile[] = [];
   for (const { partition, parts } of outputs.values()) {
-    written.push(await putDataFile({ io, tableLocation, written: joinParquetParts(parts, bin.schema), ...(partition ? { partition } : {}) }));
+    written.push(await putDataFile({ io, tableLocation, written: joinParquetParts(parts, schema), ...(partition ? { partition } : {}) }));
   }
   return written;
 }

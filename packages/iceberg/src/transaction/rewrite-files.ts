@@ -1,15 +1,20 @@
 import type { RestCatalog } from '../catalog/rest/client.ts';
 import type { LoadTableResult, TableIdent } from '../catalog/rest/types.ts';
-import { IcebergError, isIcebergError } from '../errors.ts';
+import { IcebergError } from '../errors.ts';
 import type { FileIO } from '../io/file-io.ts';
-import { branchHead, defaultPartitionSpec, isInAncestry, type TableMetadata } from '../spec/metadata.ts';
+import { branchHead, defaultPartitionSpec, type TableMetadata } from '../spec/metadata.ts';
 import type { DataFile } from '../writer/data-file.ts';
 import { type ManifestDataFile, writeManifestList } from '../writer/index.ts';
 import { manifestListLocation } from './locations.ts';
-import { listEntry, replaceInManifests, writeAddedManifest, type WrittenManifest } from './replace-manifests.ts';
+import { replaceInManifests, writeAddedManifest } from './replace-manifests.ts';
+import { listEntry, type WrittenManifest } from './written-manifest.ts';
 import { rewriteBin } from './rewrite-bin.ts';
-import { groupBySchema, type KeptFiles, packBins, smallFiles, type RewriteBin } from './rewrite-plan.ts';
-import { backoffMs, DEFAULT_RETRY_POLICY, sleep, type RetryPolicy } from './retry.ts';
+import { type InheritedLineage, snapshotRowIds } from './row-lineage.ts';
+import { changedPartitions, type PartitionedBin, packPartitionBins } from './rewrite-partitions.ts';
+import { groupBySchema, type KeptFiles, smallFiles } from './rewrite-plan.ts';
+import { commitWithRetries } from './commit-driver.ts';
+import { snapshotAttemptLanded } from './landed.ts';
+import type { RetryPolicy } from './retry.ts';
 import { mainSnapshotCommit } from './snapshot-commit.ts';
 import { newSnapshotId } from './snapshot-id.ts';
 import { type AppendedFiles, replaceSummary } from './summary.ts';
@@ -37,8 +42,7 @@ export interface RewriteDataFilesOptions {
   summary?: Record<string, string>;
 }
 
-/** `row_lineage`: a v3 table's rewritten rows would have to carry their row ids, which this rewrite does not write. */
-export type RewriteSkipped = 'partitioned' | 'row_lineage' | 'delete_files' | 'too_few_files';
+export type RewriteSkipped = 'delete_files' | 'too_few_files';
 
 export interface RewriteDataFilesResult {
   /** The replace snapshot on `main`; null when there was nothing to do. */
@@ -55,38 +59,116 @@ export interface RewriteDataFilesResult {
   attempts: number;
 }
 
-/** Everything the rewrite wrote, so that a definite failure can take it back. */
-interface Written {
+/** What the first attempt planned and wrote, committed by every attempt. */
+interface Rewrite {
+  snapshotId: bigint;
+  replacedPaths: ReadonlySet<string>;
   dataFiles: DataFile[];
-  added: WrittenManifest | undefined;
-  /** Rewritten manifests by the path of the manifest they replace. */
+  added: WrittenManifest;
+  removed: AppendedFiles;
+  addedTotals: AppendedFiles;
+  /** Rewritten manifests by the manifests they replace (see `replaceInManifests`). */
   rewritten: Map<string, WrittenManifest>;
-  lists: string[];
-  sawUnknownOutcome: boolean;
+  /** Partitions the replaced and the new files are in (the summary's `changed-partition-count`). */
+  changedPartitions: number;
 }
 
 /**
- * Compacts an unpartitioned format v2 table: live data files smaller than the target are read
- * and written again, their rows unchanged, as few larger files, committed as one `replace`
- * snapshot on `main`. Files are grouped by the table schema they were written with (see
- * `groupBySchema`); a partitioned table, a v3 table (row lineage) or one with delete files is
- * left alone.
+ * Compacts a format v2 or v3 table: live data files smaller than the target are read and written
+ * again, their rows unchanged, as few larger files, committed as one `replace` snapshot on
+ * `main`. Files are grouped by the table schema they were written with (see `groupBySchema`),
+ * then by partition (see `packPartitionBins`: a partition's small files become files of that
+ * partition; files of an older spec are written again under the current one); a table with
+ * delete files is left alone. On a v3 table
+ * every row keeps its `_row_id` and `_last_updated_sequence_number`, written into the new
+ * files (see row-lineage.ts).
  *
- * A lost race (409) reloads and, if every replaced file is still live and no delete file
- * appeared, commits the same files again on the new head; otherwise it fails with
- * `validation_failed` and deletes what it wrote. An unknown outcome (5xx) is settled by
- * reloading and looking for the snapshot id on `main`; nothing is deleted after one.
+ * Committed through the commit driver (commit-driver.ts): a lost race (409) reloads and, if
+ * every replaced file is still live and no delete file appeared, commits the same files again
+ * on the new head; otherwise it fails with `validation_failed` and what it wrote is deleted. A
+ * lost answer (5xx) is settled by reloading and looking for the snapshot on `main`.
  */
 export async function rewriteDataFiles(options: RewriteDataFilesOptions): Promise<RewriteDataFilesResult> {
-  const { catalog, table, io } = options;
-  const metadata = (options.base ?? (await catalog.loadTable(table))).metadata;
-  // v3 is read (and skipped below) so upkeep can go on to expire its snapshots.
-  if (metadata['format-version'] !== 2 && metadata['format-version'] !== 3) {
-    throw new IcebergError('unsupported', `table format version ${metadata['format-version']} is not supported for rewrites; only version 2 and 3 tables (v3 is skipped as row_lineage)`);
-  }
+  const { io } = options;
   const cache: ManifestCache = new Map();
-  const contents = await readHeadContents(io, metadata, cache);
-  const skip = (skipped: RewriteSkipped): RewriteDataFilesResult => ({
+  let rewrite: Rewrite | undefined;
+  return commitWithRetries<RewriteDataFilesResult>({
+    catalog: options.catalog,
+    table: options.table,
+    io,
+    ...(options.base ? { base: options.base } : {}),
+    ...(options.retry ? { retry: options.retry } : {}),
+    operation: 'rewrite',
+    formatVersions: [2, 3],
+    build: async ({ metadata, attempt, startedAt, wrote }) => {
+      const contents = await readHeadContents(io, metadata, cache);
+      if (rewrite === undefined) {
+        const planned = await plan(options, metadata, contents);
+        if (!('bins' in planned)) return { nothingToDo: skipped(planned.skipped, metadata, contents) };
+        rewrite = await writeRewrite(io, metadata, contents, planned.bins, planned.kept, wrote);
+      }
+      assertStillReplaceable(contents, rewrite.replacedPaths);
+      await options.validateBase?.(metadata);
+      const { snapshotId } = rewrite;
+      const parent = branchHead(metadata);
+      const sequenceNumber = BigInt((metadata['last-sequence-number'] ?? 0) + 1);
+      const listed = [
+        listEntry(rewrite.added, snapshotId, sequenceNumber),
+        ...(await replaceInManifests(io, metadata, contents, rewrite.replacedPaths, snapshotId, sequenceNumber, rewrite.rewritten)),
+      ];
+      // v3: the snapshot takes row ids for its new manifests as any other (Java's manifest list writer).
+      const lineage = metadata['format-version'] >= 3 ? snapshotRowIds(metadata, listed) : undefined;
+      const manifests = lineage?.manifests ?? listed;
+      for (const manifest of rewrite.rewritten.values()) wrote(manifest.location);
+      const listLocation = manifestListLocation(metadata.location, snapshotId, attempt);
+      wrote(listLocation);
+      await io.put(
+        listLocation,
+        writeManifestList({
+          snapshotId,
+          parentSnapshotId: parent?.['snapshot-id'] ?? null,
+          sequenceNumber,
+          manifests,
+          ...(lineage ? { formatVersion: 3, firstRowId: lineage.firstRowId } : {}),
+        }),
+      );
+      const summary = replaceSummary(parent?.summary, rewrite.addedTotals, rewrite.removed, liveTotals(contents), options.summary, rewrite.changedPartitions);
+      const done = rewrite;
+      return {
+        ...mainSnapshotCommit(metadata, parent, {
+          snapshotId,
+          sequenceNumber,
+          manifestList: listLocation,
+          summary,
+          ...(lineage ? { firstRowId: lineage.firstRowId, addedRows: lineage.addedRows } : {}),
+        }),
+        references: [listLocation, ...manifests.map((m) => m.manifest_path), ...done.dataFiles.map((f) => f.filePath)],
+        ownFiles: [listLocation],
+        landed: (reloaded) => snapshotAttemptLanded(io, reloaded, { snapshotId, manifestList: listLocation }, startedAt),
+        result: (after, attempts) => result(after, contents, done, attempts),
+      };
+    },
+  });
+}
+
+/** The bins to rewrite, or why the table is left as it is. */
+async function plan(
+  options: RewriteDataFilesOptions,
+  metadata: TableMetadata,
+  contents: HeadContents,
+): Promise<{ bins: PartitionedBin[]; kept: KeptFiles } | { skipped: RewriteSkipped }> {
+  if (contents.deleteFiles > 0) return { skipped: 'delete_files' };
+  const target = BigInt(options.targetFileSizeBytes ?? tableTargetSize(metadata));
+  const minInputFiles = options.minInputFiles ?? DEFAULT_MIN_INPUT_FILES;
+  const small = smallFiles(contents, target);
+  if (small.length < minInputFiles) return { skipped: 'too_few_files' };
+  const kept: KeptFiles = new Map();
+  const bins = (await groupBySchema(options.io, metadata, small, kept)).flatMap((group) => packPartitionBins(group, metadata, contents, target, minInputFiles));
+  return bins.length === 0 ? { skipped: 'too_few_files' } : { bins, kept };
+}
+
+function skipped(skipped: RewriteSkipped, metadata: TableMetadata, contents: HeadContents): RewriteDataFilesResult {
+  return {
     snapshotId: null,
     skipped,
     rewritten: { files: 0, bytes: 0n, rows: 0n },
@@ -95,102 +177,68 @@ export async function rewriteDataFiles(options: RewriteDataFilesOptions): Promis
     dataFilesAfter: contents.live.size,
     metadata,
     attempts: 0,
-  });
-  if (defaultPartitionSpec(metadata).fields.length > 0) return skip('partitioned');
-  if (metadata['format-version'] >= 3) return skip('row_lineage');
-  if (contents.deleteFiles > 0) return skip('delete_files');
+  };
+}
 
-  const target = BigInt(options.targetFileSizeBytes ?? tableTargetSize(metadata));
-  const minInputFiles = options.minInputFiles ?? DEFAULT_MIN_INPUT_FILES;
-  const small = smallFiles(contents, metadata, target);
-  if (small.length < minInputFiles) return skip('too_few_files');
-  const kept: KeptFiles = new Map();
-  const bins = (await groupBySchema(io, metadata, small, kept)).flatMap((group) => packBins(group, target, minInputFiles));
-  if (bins.length === 0) return skip('too_few_files');
-
-  const written: Written = { dataFiles: [], added: undefined, rewritten: new Map(), lists: [], sawUnknownOutcome: false };
-  try {
-    return await writeAndCommit(options, metadata, contents, cache, bins, kept, written);
-  } catch (error) {
-    // Nothing refers to these files unless some commit's outcome was unknown.
-    if (!written.sawUnknownOutcome) await deleteQuietly(io, allLocations(written));
-    throw error;
+/**
+ * Writes the bins' rows as new data files and their manifest, once for every attempt. The new
+ * files' data sequence number is the one of the snapshot the rewrite started from.
+ */
+async function writeRewrite(
+  io: FileIO,
+  start: TableMetadata,
+  contents: HeadContents,
+  bins: readonly PartitionedBin[],
+  kept: KeptFiles,
+  wrote: (location: string) => void,
+): Promise<Rewrite> {
+  const replaced = bins.flatMap((bin) => bin.files);
+  const dataFiles: DataFile[] = [];
+  const lineage = start['format-version'] >= 3 ? (file: ManifestDataFile) => inheritedLineage(contents, file) : undefined;
+  for (const bin of bins) {
+    for (const file of await rewriteBin(io, start.location, bin, kept, lineage, bin.output)) {
+      wrote(file.filePath);
+      dataFiles.push(file);
+    }
   }
+  kept.clear();
+  const snapshotId = newSnapshotId();
+  const startingSequenceNumber = BigInt(branchHead(start)?.['sequence-number'] ?? start['last-sequence-number'] ?? 0);
+  const spec = defaultPartitionSpec(start);
+  const added = await writeAddedManifest(io, start, spec, snapshotId, startingSequenceNumber, dataFiles);
+  wrote(added.location);
+  const removed = counted(replaced.length, replaced);
+  const addedTotals: AppendedFiles = {
+    dataFiles: dataFiles.length,
+    records: dataFiles.reduce((sum, f) => sum + BigInt(f.recordCount), 0n),
+    filesSize: dataFiles.reduce((sum, f) => sum + BigInt(f.fileSizeInBytes), 0n),
+  };
+  if (addedTotals.records !== removed.records) {
+    throw new IcebergError('validation_failed', `the rewrite read ${removed.records} rows but wrote ${addedTotals.records}`);
+  }
+  return {
+    snapshotId,
+    replacedPaths: new Set(replaced.map((file) => file.file_path)),
+    dataFiles,
+    added,
+    removed,
+    addedTotals,
+    rewritten: new Map(),
+    changedPartitions: changedPartitions(contents, replaced, spec['spec-id'], dataFiles),
+  };
+}
+
+/** What a live data file's rows inherit: its first row id (as its entry was read, inheritance applied) and its data sequence number. */
+function inheritedLineage(contents: HeadContents, file: ManifestDataFile): InheritedLineage {
+  const sequenceNumber = contents.live.get(file.file_path)?.entry.sequenceNumber;
+  if (sequenceNumber === undefined || sequenceNumber === null) throw new IcebergError('unsupported', `data file ${file.file_path} has no data sequence number to carry`);
+  return { firstRowId: typeof file.first_row_id === 'bigint' ? file.first_row_id : null, sequenceNumber };
 }
 
 /** The table's `write.target-file-size-bytes` when it is a positive integer, else Iceberg's default. */
 function tableTargetSize(metadata: TableMetadata): number {
   const value = Number(metadata.properties?.['write.target-file-size-bytes']);
   return Number.isSafeInteger(value) && value > 0 ? value : DEFAULT_TARGET_FILE_SIZE_BYTES;
-}
-
-async function writeAndCommit(
-  options: RewriteDataFilesOptions,
-  start: TableMetadata,
-  startContents: HeadContents,
-  cache: ManifestCache,
-  bins: readonly RewriteBin[],
-  kept: KeptFiles,
-  written: Written,
-): Promise<RewriteDataFilesResult> {
-  const { catalog, table, io } = options;
-  const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
-  const replaced = bins.flatMap((bin) => bin.files);
-  const replacedPaths = new Set(replaced.map((file) => file.file_path));
-  for (const bin of bins) written.dataFiles.push(await rewriteBin(io, start.location, bin, kept));
-  kept.clear();
-
-  const snapshotId = newSnapshotId();
-  const startHead = branchHead(start);
-  const startingSequenceNumber = BigInt(startHead?.['sequence-number'] ?? start['last-sequence-number'] ?? 0);
-  written.added = await writeAddedManifest(io, start, defaultPartitionSpec(start), snapshotId, startingSequenceNumber, written.dataFiles);
-  const removed = counted(replaced.length, replaced);
-  const added: AppendedFiles = {
-    dataFiles: written.dataFiles.length,
-    records: written.dataFiles.reduce((sum, f) => sum + BigInt(f.recordCount), 0n),
-    filesSize: written.dataFiles.reduce((sum, f) => sum + BigInt(f.fileSizeInBytes), 0n),
-  };
-  if (added.records !== removed.records) {
-    throw new IcebergError('validation_failed', `the rewrite read ${removed.records} rows but wrote ${added.records}`);
-  }
-
-  let metadata = start;
-  let contents = startContents;
-  let lastError: IcebergError | undefined;
-  for (let attempt = 1; attempt <= policy.attempts; attempt++) {
-    if (attempt > 1) {
-      await sleep(backoffMs(policy, attempt - 1));
-      metadata = await reloadAfter(catalog, table, lastError as IcebergError);
-      if (isInAncestry(metadata, snapshotId)) return result(metadata, contents, removed, added, snapshotId, attempt - 1, written);
-      contents = await readHeadContents(io, metadata, cache);
-    }
-    assertStillReplaceable(contents, replacedPaths);
-    await options.validateBase?.(metadata);
-
-    const parent = branchHead(metadata);
-    const sequenceNumber = BigInt((metadata['last-sequence-number'] ?? 0) + 1);
-    const manifests = [
-      listEntry(written.added, snapshotId, sequenceNumber),
-      ...(await replaceInManifests(io, metadata, contents, replacedPaths, snapshotId, sequenceNumber, written.rewritten)),
-    ];
-    const listLocation = manifestListLocation(metadata.location, snapshotId, attempt);
-    await io.put(listLocation, writeManifestList({ snapshotId, parentSnapshotId: parent?.['snapshot-id'] ?? null, sequenceNumber, manifests }));
-    written.lists.push(listLocation);
-    const summary = replaceSummary(parent?.summary, added, removed, liveTotals(contents), options.summary);
-    try {
-      const committed = await catalog.commitTable(table, mainSnapshotCommit(metadata, parent, { snapshotId, sequenceNumber, manifestList: listLocation, summary }));
-      await deleteQuietly(io, unusedLocations(written, manifests, listLocation));
-      return result(committed.metadata, contents, removed, added, snapshotId, attempt, written);
-    } catch (error) {
-      if (!isIcebergError(error) || (error.kind !== 'commit_conflict' && error.kind !== 'commit_state_unknown')) throw error;
-      lastError = error;
-      if (error.kind === 'commit_state_unknown') written.sawUnknownOutcome = true;
-    }
-  }
-  // The last attempt's outcome may be unknown: a reload settles it.
-  metadata = await reloadAfter(catalog, table, lastError as IcebergError);
-  if (isInAncestry(metadata, snapshotId)) return result(metadata, contents, removed, added, snapshotId, policy.attempts, written);
-  throw lastError as IcebergError;
 }
 
 /**
@@ -204,16 +252,6 @@ function assertStillReplaceable(contents: HeadContents, replaced: ReadonlySet<st
     throw new IcebergError('validation_failed', `another writer removed ${gone.length} of the files being rewritten (e.g. ${gone[0]}); plan the rewrite again`);
   }
   if (contents.deleteFiles > 0) throw new IcebergError('validation_failed', 'delete files were committed meanwhile; plan the rewrite again');
-}
-
-/** Reloads after a failed attempt; without a reload an unknown outcome stays unknown, so that is what is reported. */
-async function reloadAfter(catalog: RestCatalog, table: TableIdent, lastError: IcebergError): Promise<TableMetadata> {
-  try {
-    return (await catalog.loadTable(table)).metadata;
-  } catch (error) {
-    if (lastError.kind === 'commit_state_unknown') throw lastError;
-    throw error;
-  }
 }
 
 function counted(files: number, dataFiles: readonly ManifestDataFile[]): AppendedFiles {
@@ -230,50 +268,14 @@ function liveTotals(contents: HeadContents) {
   return { dataFiles: BigInt(live.dataFiles), records: live.records, filesSize: live.filesSize, deleteFiles: BigInt(contents.deleteFiles) };
 }
 
-function result(
-  metadata: TableMetadata,
-  contents: HeadContents,
-  removed: AppendedFiles,
-  added: AppendedFiles,
-  snapshotId: bigint,
-  attempts: number,
-  written: Written,
-): RewriteDataFilesResult {
+function result(metadata: TableMetadata, contents: HeadContents, rewrite: Rewrite, attempts: number): RewriteDataFilesResult {
   return {
-    snapshotId,
-    rewritten: { files: removed.dataFiles, bytes: removed.filesSize, rows: removed.records },
-    added: { files: written.dataFiles.length, bytes: added.filesSize },
+    snapshotId: rewrite.snapshotId,
+    rewritten: { files: rewrite.removed.dataFiles, bytes: rewrite.removed.filesSize, rows: rewrite.removed.records },
+    added: { files: rewrite.dataFiles.length, bytes: rewrite.addedTotals.filesSize },
     dataFilesBefore: contents.live.size,
-    dataFilesAfter: contents.live.size - removed.dataFiles + added.dataFiles,
+    dataFilesAfter: contents.live.size - rewrite.removed.dataFiles + rewrite.addedTotals.dataFiles,
     metadata,
     attempts,
   };
-}
-
-function allLocations(written: Written): string[] {
-  return [
-    ...written.dataFiles.map((f) => f.filePath),
-    ...(written.added ? [written.added.location] : []),
-    ...[...written.rewritten.values()].map((m) => m.location),
-    ...written.lists,
-  ];
-}
-
-/**
- * Manifests and lists of attempts that lost, which the committed snapshot does not reference.
- * Once our snapshot is on `main`, no earlier attempt can land: each asserted an older head.
- */
-function unusedLocations(written: Written, committed: readonly { manifest_path: string }[], committedList: string): string[] {
-  const used = new Set(committed.map((m) => m.manifest_path));
-  return [...[...written.rewritten.values()].map((m) => m.location).filter((l) => !used.has(l)), ...written.lists.filter((l) => l !== committedList)];
-}
-
-async function deleteQuietly(io: FileIO, locations: readonly string[]): Promise<void> {
-  for (const location of locations) {
-    try {
-      await io.delete(location);
-    } catch {
-      // An orphaned file costs storage, not correctness.
-    }
-  }
 }

@@ -7,6 +7,7 @@ import type { ManifestDataFile, ManifestEntry } from '../writer/manifest.ts';
 import { parquetArrowSchema } from '../writer/parquet-read.ts';
 import { compileRowConverter } from '../writer/row-converter.ts';
 import { IO_WIDTH, mapBounded } from './bounded.ts';
+import { withoutLineage } from './row-lineage.ts';
 import type { HeadContents } from './table-contents.ts';
 
 /** Bytes of data files held at once while their schemas are read, and kept for the rewrite after. */
@@ -24,15 +25,14 @@ export interface RewriteBin {
 }
 
 /**
- * The live data files worth rewriting: Parquet data files of unpartitioned specs, unencrypted,
- * smaller than the target, oldest commit first (by data sequence number, then path).
+ * The live data files worth rewriting: Parquet data files of any spec (see packPartitionBins),
+ * unencrypted, smaller than the target, oldest commit first (by data sequence number, then path).
  */
-export function smallFiles(contents: HeadContents, metadata: TableMetadata, targetBytes: bigint): ManifestEntry[] {
-  const unpartitioned = new Set(metadata['partition-specs'].filter((spec) => spec.fields.length === 0).map((spec) => spec['spec-id']));
+export function smallFiles(contents: HeadContents, targetBytes: bigint): ManifestEntry[] {
   return [...contents.live.values()]
-    .filter(({ entry, specId }) => {
+    .filter(({ entry }) => {
       const file = entry.dataFile;
-      return unpartitioned.has(specId) && file.content === 0 && file.file_format.toUpperCase() === 'PARQUET' && file.key_metadata == null && file.file_size_in_bytes < targetBytes;
+      return file.content === 0 && file.file_format.toUpperCase() === 'PARQUET' && file.key_metadata == null && file.file_size_in_bytes < targetBytes;
     })
     .map(({ entry }) => entry)
     .sort((a, b) => compareBigint(a.sequenceNumber ?? 0n, b.sequenceNumber ?? 0n) || (a.dataFile.file_path < b.dataFile.file_path ? -1 : 1));
@@ -51,7 +51,7 @@ interface SchemaGroup {
 /**
  * Groups files by the table schema they were written with: the newest of the table's schemas
  * (the current one first) whose Arrow form the file's schema conforms to exactly (same field
- * ids, nullability and types at every level). Files that match none are left out: they are never
+ * ids, nullability and types at every level; row lineage columns aside). Files that match none are left out: they are never
  * rewritten under ids they do not have. Reads each file whole (FileIO has no ranged reads), at most
  * 64 MiB of them at once (or one file), and keeps the first 64 MiB of them in `kept` so that the
  * rewrite does not fetch them again (small files usually all fit).
@@ -74,7 +74,7 @@ export async function groupBySchema(io: FileIO, metadata: TableMetadata, files: 
         keptBytes += bytes.byteLength;
         kept.set(e.dataFile.file_path, bytes);
       }
-      return parquetArrowSchema(bytes);
+      return withoutLineage(parquetArrowSchema(bytes));
     },
   );
   files.forEach(({ dataFile }, i) => {

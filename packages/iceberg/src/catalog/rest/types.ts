@@ -68,7 +68,8 @@ export type TableUpdate =
   | { action: 'set-snapshot-ref'; 'ref-name': string; type: 'branch' | 'tag'; 'snapshot-id': bigint }
   | { action: 'add-schema'; schema: Omit<SchemaJson, 'schema-id'> & { 'schema-id'?: number }; 'last-column-id'?: number }
   | { action: 'set-current-schema'; 'schema-id': number }
-  | { action: 'add-spec'; spec: PartitionSpec }
+  /** A spec id left out (or -1 in set-default-spec) means the spec this commit adds. */
+  | { action: 'add-spec'; spec: Omit<PartitionSpec, 'spec-id'> & { 'spec-id'?: number } }
   | { action: 'set-default-spec'; 'spec-id': number }
   | { action: 'remove-snapshots'; 'snapshot-ids': bigint[] }
   | { action: 'set-properties'; updates: Record<string, string> }

@@ -41,7 +41,7 @@ import {
   type TableIdent,
   writeDataFile,
 } from '@tablemere/iceberg';
-import { BATCH_CONTENT_TYPE, BATCH_METADATA, batchKey } from '@tablemere/store';
+import { BATCH_CONTENT_TYPE, BATCH_METADATA, batchKey, type ObjectStore } from '@tablemere/store';
 import { createLogger } from '../../apps/roller/src/log.ts';
 import { loadConfig } from '../../apps/roller/src/config.ts';
 import { createRollDeps } from '../../apps/roller/src/deps.ts';
@@ -96,6 +96,8 @@ const today = new Date().toISOString().slice(0, 10);
 const lines: string[] = [];
 /** Both tables' shapes by checkpoint, for the scan-time ratio at the end. */
 const shapes = new Map<number, { ours: Shape; twin: Shape }>();
+/** The sink's intake, opened once (--partitioned). */
+let intakeStore: ObjectStore | undefined;
 try {
   await run(stack);
 } finally {
@@ -193,7 +195,8 @@ function spreadReceived(roll: number): Date {
  * move). The ledger row keeps the real time; a forced roll does not read it.
  */
 async function restamp(deps: ReturnType<typeof createRollDeps>, sink: CreatedSink, batchId: string, at: Date): Promise<string> {
-  const intake = deps.intake(await internalSink(deps, sink));
+  intakeStore ??= deps.intake(await internalSink(deps, sink));
+  const intake = intakeStore;
   const key = batchKey(sink.id, batchId);
   const { head, body: stored } = await intake.get(key);
   const chunks: Buffer[] = [];

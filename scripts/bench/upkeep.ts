@@ -12,7 +12,14 @@
  * (and its planning alone), DuckDB iceberg_scan seconds, the last roll's (append's) commit time, manifests and data
  * files in the head, snapshots kept, metadata JSON bytes.
  *
+ * With --partitioned both tables are partitioned by day(__ingest_ts) (the sink's `partition`,
+ * applied by its first roll; the twin's spec set the same way before its first append, its
+ * files split by it) and the rolls' received times are spread evenly over --days days (see
+ * `restamp`); it also prints the data files per partition and, for one day, the files a scan
+ * filtered on that day plans (PyIceberg plan_files) against the files the day holds.
+ *
  *   npm run bench:upkeep [-- --rolls 1440 --every 60 --repeats 3 --rows 2,4,10,30,100,400,2000]
+ *   npm run bench:upkeep -- --partitioned [--days 3 --rows 2,3,5,8]
  */
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
@@ -20,17 +27,21 @@ import { parseArgs } from 'node:util';
 import type { CreatedSink, InternalSink } from '@tablemere/contracts';
 import {
   appendDataFiles,
+  bindPartitionSpec,
   commitSchemaChange,
   compileRowConverter,
   currentSchema,
+  defaultPartitionSpec,
   type LoadTableResult,
-  putDataFile,
+  readManifestEntries,
   readManifestList,
   s3FileIOForTable,
   schemaFromJson,
+  splitByPartition,
   type TableIdent,
-  writeParquet,
+  writeDataFile,
 } from '@tablemere/iceberg';
+import { BATCH_CONTENT_TYPE, BATCH_METADATA, batchKey, type ObjectStore } from '@tablemere/store';
 import { createLogger } from '../../apps/roller/src/log.ts';
 import { loadConfig } from '../../apps/roller/src/config.ts';
 import { createRollDeps } from '../../apps/roller/src/deps.ts';
@@ -50,14 +61,21 @@ const { values: args } = parseArgs({
     every: { type: 'string', default: '60' },
     repeats: { type: 'string', default: '3' },
     /** Rows per roll, in turn (comma-separated). */
-    rows: { type: 'string', default: '2,4,10,30,100,400,2000' },
+    rows: { type: 'string' },
+    /** Both tables partitioned by day(__ingest_ts), received times spread over --days. */
+    partitioned: { type: 'boolean', default: false },
+    days: { type: 'string', default: '3' },
   },
 });
+const PARTITIONED = args.partitioned;
+/** The sink's partition, and the twin's. */
+const PARTITION = PARTITIONED ? ['day(__ingest_ts)'] : [];
+const DAYS = Number(args.days);
 const ROLLS = Number(args.rolls);
 const EVERY = Number(args.every);
 const CHECKPOINTS = [20, 200, 720, ROLLS].filter((n, i, all) => n <= ROLLS && all.indexOf(n) === i);
 /** Rows per roll, in turn: by default a few to a few thousand, ~364 on average. */
-const ROWS = args.rows.split(',').map(Number);
+const ROWS = (args.rows ?? (PARTITIONED ? '2,3,5,8' : '2,4,10,30,100,400,2000')).split(',').map(Number);
 
 interface Shape {
   scanPyiceberg: number;
@@ -76,6 +94,10 @@ const stack = await startTestStack();
 const ns = `bench_upkeep_${suffix()}`;
 const today = new Date().toISOString().slice(0, 10);
 const lines: string[] = [];
+/** Both tables' shapes by checkpoint, for the scan-time ratio at the end. */
+const shapes = new Map<number, { ours: Shape; twin: Shape }>();
+/** The sink's intake, opened once (--partitioned). */
+let intakeStore: ObjectStore | undefined;
 try {
   await run(stack);
 } finally {
@@ -88,7 +110,7 @@ for (const line of lines) console.log(`- ${line}`);
 async function run(stack: TestStack): Promise<void> {
   await createTable(stack, ns, 'upkept', [...COLUMNS]);
   await createTable(stack, ns, 'twin', [...COLUMNS]);
-  const sink = await createSink(stack, `bench_${suffix()}`, `${ns}.upkept`, { keep_snapshots: 20, min_snapshot_age_seconds: 0 });
+  const sink = await createSink(stack, `bench_${suffix()}`, `${ns}.upkept`, { keep_snapshots: 20, min_snapshot_age_seconds: 0, ...(PARTITIONED ? { partition: PARTITION } : {}) });
   const config = loadConfig(stack.rollerEnv({ LOG_LEVEL: 'warn' }));
   const deps = createRollDeps(config, createLogger({ level: 'warn' }), new RollerMetrics({ processMetrics: false }));
   const twin = await prepareTwin(stack, { namespace: ns, name: 'twin' });
@@ -106,10 +128,11 @@ async function run(stack: TestStack): Promise<void> {
       const { body } = batchBody(seq, rows * 200 + 200);
       const sent = await send(stack, sink, `b-${roll}`, body);
       seq += sent.accepted;
+      const receivedAt = PARTITIONED ? await restamp(deps, sink, `b-${roll}`, spreadReceived(roll)) : sent.received_at;
       const summary = await rollSink(deps, await internalSink(deps, sink), options);
       if (summary.status !== 'rolled' || summary.outcome !== 'committed') throw new Error(`roll ${roll} did not commit: ${JSON.stringify(summary)}`);
       commitMs.push(summary.phases.commit ?? NaN);
-      twinCommitMs.push(await twin.append(body, sent.received_at));
+      twinCommitMs.push(await twin.append(body, receivedAt));
       sinceUpkeep++;
       if (roll % EVERY === 0) {
         const upkept = await upkeepSink(deps, await internalSink(deps, sink), options);
@@ -121,6 +144,7 @@ async function run(stack: TestStack): Promise<void> {
         const [ours, theirs] = await Promise.all([shape(stack, { namespace: ns, name: 'upkept' }, commitMs), shape(stack, { namespace: ns, name: 'twin' }, twinCommitMs)]);
         const scans = scanTimes([ours.location, theirs.location]);
         report(roll, sinceUpkeep, { ...ours.shape, ...scans[0]! }, { ...theirs.shape, ...scans[1]! }, (Date.now() - started) / 1000);
+        if (PARTITIONED) await reportPartitions(roll, [ours.loaded, theirs.loaded]);
       }
     }
   } finally {
@@ -137,6 +161,15 @@ async function run(stack: TestStack): Promise<void> {
     console.log(orphans);
     lines.push(`${today} bench:upkeep ${orphans}`);
   }
+  const [atFirst, atLast] = [shapes.get(CHECKPOINTS[0]!), shapes.get(ROLLS)];
+  if (atFirst && atLast) {
+    const ratio = (key: 'scanPyiceberg' | 'scanDuckdb', s: 'ours' | 'twin') => (atLast[s][key] / atFirst[s][key]).toFixed(2);
+    const line =
+      `scan time at ${ROLLS} / at ${CHECKPOINTS[0]} commits: upkept PyIceberg ${ratio('scanPyiceberg', 'ours')}×, DuckDB ${ratio('scanDuckdb', 'ours')}× (goal ≤ 1.5×); ` +
+      `twin PyIceberg ${ratio('scanPyiceberg', 'twin')}×, DuckDB ${ratio('scanDuckdb', 'twin')}×`;
+    console.log(line);
+    lines.push(`${today} bench:upkeep${PARTITIONED ? ' --partitioned' : ''} ${line}`);
+  }
   lines.push(
     `${today} bench:upkeep commit time p50 over the first / last 50 of ${ROLLS} rolls: upkept ${first.toFixed(0)} / ${last.toFixed(0)} ms ` +
       `(${(last / first).toFixed(2)}×, goal ≤ 1.25×); twin ${twinFirst.toFixed(0)} / ${twinLast.toFixed(0)} ms (${(twinLast / twinFirst).toFixed(2)}×)`,
@@ -151,13 +184,41 @@ async function internalSink(deps: ReturnType<typeof createRollDeps>, sink: Creat
   return found;
 }
 
-/** The twin: the same columns and `__ingest_ts`, manifest merging off, appended as fast appends. */
+/** When roll `roll` (from 1) was received, with --partitioned: evenly over the --days days before today. */
+function spreadReceived(roll: number): Date {
+  const start = Date.parse(`${today}T00:00:00Z`) - DAYS * 86_400_000;
+  return new Date(start + Math.floor(((roll - 1) * DAYS * 86_400_000) / ROLLS));
+}
+
+/**
+ * Stamps a batch the API stored as if the intake had received it at `at`: the object is written
+ * again, unchanged, with `at` as its received metadata, which is what the roll sets
+ * `__ingest_ts` from (the API takes the time from its database's clock, which a bench cannot
+ * move). The ledger row keeps the real time; a forced roll does not read it.
+ */
+async function restamp(deps: ReturnType<typeof createRollDeps>, sink: CreatedSink, batchId: string, at: Date): Promise<string> {
+  intakeStore ??= deps.intake(await internalSink(deps, sink));
+  const intake = intakeStore;
+  const key = batchKey(sink.id, batchId);
+  const { head, body: stored } = await intake.get(key);
+  const chunks: Buffer[] = [];
+  for await (const chunk of stored) chunks.push(chunk as Buffer);
+  const receivedAt = at.toISOString().replace('Z', '000Z');
+  await intake.put(key, Buffer.concat(chunks), { contentType: BATCH_CONTENT_TYPE, metadata: { ...head.metadata, [BATCH_METADATA.received]: receivedAt } });
+  return receivedAt;
+}
+
+/**
+ * The twin: the same columns and `__ingest_ts` (and with --partitioned the same spec), manifest
+ * merging off, appended as fast appends of one file per partition.
+ */
 async function prepareTwin(stack: TestStack, ident: TableIdent): Promise<{ append(body: string, receivedAt: string): Promise<number> }> {
   const catalog = stack.catalog;
   let loaded: LoadTableResult = await catalog.loadTable(ident);
-  const change = firstRollChange(loaded.metadata)!;
+  const change = firstRollChange(loaded.metadata, PARTITION)!;
   loaded = await commitSchemaChange(catalog, ident, loaded.metadata, { ...change, setProperties: { ...change.setProperties, 'commit.manifest-merge.enabled': 'false' } });
   const schema = schemaFromJson(currentSchema(loaded.metadata));
+  const spec = bindPartitionSpec(defaultPartitionSpec(loaded.metadata), schema);
   const converter = compileRowConverter(schema, { injected: [INGEST_TS] });
   const io = s3FileIOForTable(loaded, storeOptions());
   return {
@@ -167,16 +228,24 @@ async function prepareTwin(stack: TestStack, ident: TableIdent): Promise<{ appen
         const reject = converter.appendJson(JSON.stringify(row));
         if (reject) throw new Error(`twin row rejected: ${reject.message}`);
       }
-      const file = await putDataFile({ io, tableLocation: loaded.metadata.location, written: writeParquet(converter.finish(), { schema }) });
+      const rows = converter.finish();
+      const parts = spec.fields.length === 0 ? [{ table: rows, partition: undefined }] : splitByPartition(rows, spec).map((p) => ({ table: p.table, partition: p }));
+      const files = await Promise.all(
+        parts.map((p) => writeDataFile({ io, tableLocation: loaded.metadata.location, table: p.table, parquet: { schema }, ...(p.partition ? { partition: p.partition } : {}) })),
+      );
       const started = performance.now();
-      await appendDataFiles({ catalog, table: ident, io, dataFiles: [file] });
+      await appendDataFiles({ catalog, table: ident, io, dataFiles: files });
       return performance.now() - started;
     },
   };
 }
 
 /** The table's head as readers meet it: manifests, data files, snapshots, metadata JSON size. */
-async function shape(stack: TestStack, ident: TableIdent, commitMs: number[]): Promise<{ location: string; shape: Omit<Shape, 'scanPyiceberg' | 'planPyiceberg' | 'scanDuckdb' | 'rows'> }> {
+async function shape(
+  stack: TestStack,
+  ident: TableIdent,
+  commitMs: number[],
+): Promise<{ location: string; loaded: LoadTableResult; shape: Omit<Shape, 'scanPyiceberg' | 'planPyiceberg' | 'scanDuckdb' | 'rows'> }> {
   const loaded = await stack.catalog.loadTable(ident);
   const io = s3FileIOForTable(loaded, storeOptions());
   try {
@@ -186,6 +255,7 @@ async function shape(stack: TestStack, ident: TableIdent, commitMs: number[]): P
     const manifests = head ? readManifestList(await io.get(head['manifest-list'])) : [];
     return {
       location,
+      loaded,
       shape: {
         commitMs: commitMs.at(-1)!,
         manifests: manifests.length,
@@ -217,10 +287,65 @@ function scanTimes(locations: string[]): Array<Pick<Shape, 'scanPyiceberg' | 'pl
 }
 
 function report(roll: number, sinceUpkeep: number, ours: Shape, twin: Shape, elapsed: number): void {
+  shapes.set(roll, { ours, twin });
   if (ours.rows !== twin.rows) throw new Error(`at ${roll} commits the tables differ: ${ours.rows} rows upkept, ${twin.rows} in the twin`);
   const one = (label: string, s: Shape) =>
     `${label}: PyIceberg ${s.scanPyiceberg.toFixed(2)} s (planning ${s.planPyiceberg.toFixed(2)} s), DuckDB ${s.scanDuckdb.toFixed(2)} s, commit ${s.commitMs.toFixed(0)} ms, ` +
     `${s.manifests} manifests, ${s.dataFiles} data files, ${s.snapshots} snapshots, metadata ${(s.metadataBytes / 1024).toFixed(0)} KiB`;
   console.log(`[${roll} commits, ${ours.rows} rows, ${sinceUpkeep} rolls since upkeep, ${elapsed.toFixed(0)} s] ${one('upkept', ours)} | ${one('twin', twin)}`);
-  lines.push(`${today} bench:upkeep at ${roll} commits (${ours.rows} rows; ${sinceUpkeep} rolls since the last upkeep): ${one('upkept', ours)}; ${one('twin', twin)}`);
+  lines.push(`${today} bench:upkeep${PARTITIONED ? ' --partitioned' : ''} at ${roll} commits (${ours.rows} rows; ${sinceUpkeep} rolls since the last upkeep): ${one('upkept', ours)}; ${one('twin', twin)}`);
+}
+
+/**
+ * Files per day partition of both tables, and a scan filtered on one day (the middle one, or the
+ * newest one the rolls reached): the files PyIceberg plans for it against the files that day holds.
+ */
+async function reportPartitions(roll: number, loaded: LoadTableResult[]): Promise<void> {
+  const days = [...new Set(Array.from({ length: roll }, (_, i) => spreadReceived(i + 1).toISOString().slice(0, 10)))];
+  const day = days[Math.min(days.length - 1, Math.floor(DAYS / 2))]!;
+  const [ours, twin] = await Promise.all(loaded.map(filesPerDay));
+  const plans = dayPlans(day);
+  const one = (label: string, perDay: Map<string, number>, plan: DayPlan) =>
+    `${label}: files per day ${[...perDay].map(([d, n]) => `${d} ${n}`).join(', ')}; a scan of ${day} plans ${plan.planned} of ${plan.files} files ` +
+    `(the day holds ${perDay.get(day) ?? 0}), ${plan.rows} rows, ${plan.seconds.toFixed(2)} s`;
+  if (plans[0]!.rows !== plans[1]!.rows) throw new Error(`the scans of ${day} differ: ${plans[0]!.rows} rows upkept, ${plans[1]!.rows} in the twin`);
+  const line = `[${roll} commits] ${one('upkept', ours!, plans[0]!)} | ${one('twin', twin!, plans[1]!)}`;
+  console.log(line);
+  lines.push(`${today} bench:upkeep --partitioned ${line}`);
+}
+
+/** Live data files by the day of their `__ingest_ts_day` partition. */
+async function filesPerDay(loaded: LoadTableResult): Promise<Map<string, number>> {
+  const io = s3FileIOForTable(loaded, storeOptions());
+  try {
+    const head = loaded.metadata.snapshots?.find((s) => s['snapshot-id'] === loaded.metadata['current-snapshot-id']);
+    const perDay = new Map<string, number>();
+    for (const manifest of head ? readManifestList(await io.get(head['manifest-list'])) : []) {
+      for (const entry of readManifestEntries(await io.get(manifest.manifest_path), manifest)) {
+        if (entry.status === 2) continue;
+        const days = entry.dataFile.partition.__ingest_ts_day as number | null | undefined;
+        const key = typeof days === 'number' ? new Date(days * 86_400_000).toISOString().slice(0, 10) : 'none';
+        perDay.set(key, (perDay.get(key) ?? 0) + 1);
+      }
+    }
+    return new Map([...perDay].sort());
+  } finally {
+    io.close();
+  }
+}
+
+interface DayPlan {
+  planned: number;
+  files: number;
+  rows: number;
+  seconds: number;
+}
+
+/** scripts/bench/day_plan.py on both tables: a scan filtered on `day` of __ingest_ts. */
+function dayPlans(day: string): DayPlan[] {
+  const names = [`${ns}.upkept`, `${ns}.twin`];
+  const run = spawnSync(path.join(repoRoot, '.venv/bin/python'), [path.join(repoRoot, 'scripts/bench/day_plan.py'), day, ...names], { env: { ...process.env, ...stack.env }, encoding: 'utf8' });
+  if (run.status !== 0) throw new Error(`day_plan.py failed: ${run.stderr}`);
+  const result = JSON.parse(run.stdout) as Record<string, DayPlan>;
+  return names.map((name) => result[name]!);
 }

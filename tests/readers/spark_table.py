@@ -12,6 +12,9 @@ usage: spark_table.py MODE NAMESPACE TABLE [MODE NAMESPACE TABLE ...]
             retain_last 1); what each procedure returned
   partition_rows
             every row with the `_partition` tuple Java read for its file from the manifest
+  partition_files
+            each live data file's spec id, partition tuple and record count as Java reads
+            them from the manifests (the `files` metadata table)
   lineage   every row's x with the row lineage Java reads for it (_row_id,
             _last_updated_sequence_number)
   java_types
@@ -140,6 +143,11 @@ def partition_rows(spark, name):
     return {"rows": [plain(row.asDict(recursive=True)) for row in found]}
 
 
+def partition_files(spark, name):
+    found = spark.sql(f"SELECT file_path, spec_id, partition, record_count FROM {name}.files").collect()
+    return {"partition_files": [plain(row.asDict(recursive=True)) for row in found]}
+
+
 # The Java class of each Iceberg primitive as the spec's type table maps it (generic data model).
 JAVA_CLASSES = {
     "BOOLEAN": "java.lang.Boolean",
@@ -192,7 +200,7 @@ def lineage(spark, name):
     return {"rows": [plain(row.asDict(recursive=True)) for row in found]}
 
 
-MODES = {"lineage": lineage, "rows": rows, "types": types, "files": files, "maintain": maintain, "partition_rows": partition_rows, "java_types": java_types}
+MODES = {"lineage": lineage, "rows": rows, "types": types, "files": files, "maintain": maintain, "partition_rows": partition_rows, "partition_files": partition_files, "java_types": java_types}
 
 
 def main():

@@ -120,6 +120,23 @@ describe('POST /v1/sinks with create_table', () => {
     expect(sink.received.batches).toBe(0);
   });
 
+  it('takes a partition with the table it creates, checked on that table: a bad one drops the table again', async () => {
+    const body = (name: string, table: string, partition: string[]) => ({
+      name, table, warehouse: 'garden', partition, create_table: { infer_from: [{ device: 'a1', temp_c: 21.5 }] },
+    });
+    const ok = await call(api.app, 'POST', '/v1/sinks', { key: api.adminKey, body: body('parted_in', `${ns}.parted`, ['day(__ingest_ts)', 'bucket[8](device)']) });
+    expect(ok.status, ok.text).toBe(201);
+    expect(CreatedSink.parse(ok.body).partition).toEqual(['day(__ingest_ts)', 'bucket[8](device)']);
+    // The spec is the first roll's to add, with __ingest_ts: the new table is unpartitioned until then.
+    expect((await catalog.loadTable({ namespace: ns, name: 'parted' })).metadata['default-spec-id']).toBe(0);
+
+    const bad = await call(api.app, 'POST', '/v1/sinks', { key: api.adminKey, body: body('unparted_in', `${ns}.unparted`, ['day(temp_c)']) });
+    expect(bad.status, bad.text).toBe(400);
+    expect(bad.body.error).toMatchObject({ code: 'partition_transform_invalid', created_table: { table: `${ns}.unparted`, dropped: true } });
+    expect(await catalog.tableExists({ namespace: ns, name: 'unparted' })).toBe(false);
+    expect(await query(api.pool, `SELECT 1 FROM sinks WHERE name = 'unparted_in'`)).toEqual([]);
+  });
+
   it('refuses a sample it cannot type, naming every field, and creates nothing', async () => {
     const res = await createWithTable('refused_in', `${ns}.refused`, {
       infer_from: [

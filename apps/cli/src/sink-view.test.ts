@@ -9,6 +9,7 @@ const sink: Sink = {
   warehouse: 'garden',
   table: 'garden.events',
   table_uuid: '5f0c6c1e-0000-4000-8000-000000000000',
+  partition: [],
   state: 'active',
   ingest_url: 'http://127.0.0.1:8787/v1/sinks/snk_0123456789ab',
   roll: { roll_seconds: 300, roll_bytes: 64 * 1024 * 1024, inactivity_seconds: null, max_batches: 1000 },
@@ -107,6 +108,11 @@ describe('sink views', () => {
     expect(details).toContain('  roll error   failing since 4 min ago (7 rolls, last 20 s ago): table_unsupported: table property x must be an integer');
     expect(sinkTable([stalled], now)[1]).toContain('active, stalled');
     expect(sinkDetails(sink, now).some((line) => line.includes('roll error'))).toBe(false);
+  });
+
+  it('shows the partition given at create, and no line without one', () => {
+    expect(sinkDetails({ ...sink, partition: ['day(__ingest_ts)', 'bucket[16](device)'] }, now)).toContain('  partition    day(__ingest_ts), bucket[16](device) (from the first roll)');
+    expect(sinkDetails(sink, now).some((line) => line.includes('partition'))).toBe(false);
   });
 
   it('lists sinks as a table', () => {

@@ -94,6 +94,7 @@ export function sinkDetails(sink: Sink, now: Date): string[] {
     ...columns(
       [
         ['table', `${sink.table} in catalog ${sink.warehouse}`],
+        ...(sink.partition.length === 0 ? [] : [['partition', `${sink.partition.join(', ')} (from the first roll)`]]),
         ['state', describeState(sink)],
         ...(sink.roll_error === null ? [] : [['roll error', describeRollError(sink.roll_error, now)]]),
         ['ingest URL', sink.ingest_url],

@@ -82,7 +82,7 @@ async function writeNdjson(file: string, bytes: number): Promise<{ rows: number;
 
 beforeAll(async () => {
   api = await startTestApi();
-  for (const name of ['events', 'other', 'gone']) {
+  for (const name of ['events', 'other', 'gone', 'parted']) {
     ok(await tablemere(['table', 'create', api.warehouse, '--namespace', namespace, '--name', name, '--column', 'x:long:required', '--column', 'who:string']));
   }
 });
@@ -150,6 +150,24 @@ describe('tablemere sink create', () => {
     failed(refused, 1, /^error: sink_exists: /);
     expect(existsSync(refusedFile)).toBe(false);
     expect(readdir(work)).toEqual(['events-sink.json']);
+  });
+});
+
+describe('tablemere sink create --partition', () => {
+  it('sends the fields given (repeated or comma-separated), shows them, and says what the API refuses', async () => {
+    const down = userEnv({ TABLEMERE_API_URL: `http://127.0.0.1:${await freePort()}` });
+    failed(await tablemere(['sink', 'create', api.warehouse, '--table', `${namespace}.parted`, '--name', 'p', '--partition', 'week(x)', '--show-key'], down), 2, /^error: --partition: a partition field is transform\(column\)/);
+    failed(
+      await tablemere(['sink', 'create', api.warehouse, '--table', `${namespace}.parted`, '--name', 'parted_in', '--partition', 'identity(nope)', '--show-key']),
+      1,
+      /^error: partition_field_unknown: partition field identity\(nope\): the table has no column nope/,
+    );
+    const created = ok(await tablemere(['sink', 'create', api.warehouse, '--table', `${namespace}.parted`, '--name', 'parted_in', '--partition', 'day(__ingest_ts), bucket[4](x)', '--partition', 'identity(who)', '--show-key']));
+    expect(created.stdout).toMatch(/^\s+partition\s+day\(__ingest_ts\), bucket\[4\]\(x\), identity\(who\) \(from the first roll\)$/m);
+    expect((await sinkJson('parted_in')).partition).toEqual(['day(__ingest_ts)', 'bucket[4](x)', 'identity(who)']);
+    expect(ok(await tablemere(['sink', 'get', 'parted_in'])).stdout).toContain('day(__ingest_ts), bucket[4](x), identity(who) (from the first roll)');
+    // Out of the way of the listings below.
+    ok(await tablemere(['sink', 'delete', 'parted_in']));
   });
 });
 

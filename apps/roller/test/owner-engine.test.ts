@@ -1,11 +1,12 @@
 import type { CreatedSink } from '@tablemere/contracts';
-import { applyTransform, bindPartitionSpec, branchHead, currentSchema, defaultPartitionSpec, schemaFromJson } from '@tablemere/iceberg';
+import { applyTransform, bindPartitionSpec, branchHead, currentSchema, defaultPartitionSpec, schemaFromJson, type TableMetadata } from '@tablemere/iceberg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSink, createTable, getSink, listSinks, send, updateSink } from './support/api.ts';
 import { readBoth, rejectsOf } from './support/expect.ts';
 import { ownerCreates, partitioning, spark, type Row } from './support/readers.ts';
 import { logLines, runCli, startRoller, summaries } from './support/roller.ts';
 import { startTestStack, suffix, type TestStack } from './support/stack.ts';
+import { liveDataFiles } from './support/upkeep-harness.ts';
 
 /**
  * The owner's engine owns the table: after the owner partitions a sink's table (here with
@@ -17,6 +18,8 @@ import { startTestStack, suffix, type TestStack } from './support/stack.ts';
  * table the owner made rolls with row lineage Java reads, and rows holding a type this writer
  * cannot write (geometry) are rejected while the rest of their batch commits; upkeep on it
  * compacts its files and expires snapshots, and every row keeps its id and sequence number.
+ * A sink given a partition at create commits the spec with `__ingest_ts` at its first roll, so
+ * its first files are already partitioned, as Java reads them (rows' and files' partition tuples).
  */
 let stack: TestStack;
 let ns: string;
@@ -29,6 +32,11 @@ let lineageIds: Map<number, number>;
 /** The `_last_updated_sequence_number` of each row of the v3 table by its x: its roll's sequence number. */
 let lineageSequences: Map<number, number>;
 const TYPED = 'every_type';
+/** A table the sink partitions from its first roll: by day of arrival, a bucket and a nested field. */
+const FIRST = 'first_roll_parted';
+const FIRST_PARTITION = ['day(__ingest_ts)', 'bucket[4](x)', 'identity(meta.kind)'];
+/** The rows the first roll of that sink committed. */
+const firstRows = Array.from({ length: 12 }, (_, i) => ({ x: i, ...(i % 3 === 2 ? {} : { meta: { kind: i % 2 === 0 ? 'a' : 'b' } }) }));
 let batches = 0;
 const sent: number[] = [];
 
@@ -94,13 +102,17 @@ describe('a sink on a table its owner partitions', () => {
     }
   }, 120_000);
 
-  it('upkeep leaves a partitioned table uncompacted but still expires its snapshots', async () => {
+  it('upkeep compacts the partitioned table per partition and expires its snapshots', async () => {
     await updateSink(stack, sink.id, { keep_snapshots: 1, min_snapshot_age_seconds: 0 });
     const run = await runCli(['upkeep', sink.id], stack.rollerEnv());
     expect(run.code, run.stderr).toBe(0);
-    expect(summaries(run)[0]).toMatchObject({ outcome: 'done', compaction_skipped: 'partitioned' });
+    expect(summaries(run)[0]).toMatchObject({ outcome: 'done' });
     const loaded = await stack.catalog.loadTable({ namespace: ns, name: PARTITIONED });
     expect(loaded.metadata.snapshots).toHaveLength(1);
+    // Small files of one partition became one (upkeep rewrites two or more); the one file of the
+    // spec before the owner's is left as it is (a group of one), as Java's rewrite leaves it.
+    const files = (await liveDataFiles(loaded)).filter((f) => f.specId === loaded.metadata['default-spec-id']);
+    expect(new Set(files.map((f) => JSON.stringify(f.partition))).size).toBe(files.length);
     expect(xsOf(await readBoth(stack, ns, PARTITIONED))).toEqual([...sent].sort((a, b) => a - b));
   }, 120_000);
 });
@@ -169,6 +181,26 @@ describe('a sink on a format v3 table', () => {
   }, 120_000);
 });
 
+/** Microseconds since the epoch of a row's `__ingest_ts` as the readers print it. */
+function ingestMicros(row: Row): bigint {
+  return BigInt(Date.parse(row.__ingest_ts as string)) * 1000n;
+}
+
+/**
+ * A row's partition tuple under the table's default spec, as Spark prints `_partition` (days as
+ * dates), from its source values by field id; `only` keeps some fields (by name).
+ */
+function expectedPartition(metadata: TableMetadata, source: Record<number, unknown>, only?: string[]): Row {
+  const spec = bindPartitionSpec(defaultPartitionSpec(metadata), schemaFromJson(currentSchema(metadata)));
+  const fields = spec.fields.filter((f) => only === undefined || only.includes(f.name));
+  return Object.fromEntries(
+    fields.map((f) => {
+      const value = applyTransform(f.transform, f.source, (source[f.sourceId] ?? null) as never);
+      return [f.name, f.transform.kind === 'day' && value !== null ? new Date((value as number) * 86_400_000).toISOString().slice(0, 10) : value];
+    }),
+  );
+}
+
 /** The owner's engine adds (or drops) a geometry column `shape` on the v3 table, as one schema change. */
 async function setShapeColumn(present: boolean): Promise<void> {
   const base = (await stack.catalog.loadTable({ namespace: ns, name: LINEAGE })).metadata;
@@ -186,6 +218,41 @@ async function setShapeColumn(present: boolean): Promise<void> {
     },
   );
 }
+
+describe('a sink partitioned from its first roll', () => {
+  it('commits its spec with __ingest_ts, so the first roll already writes one file per partition of it', async () => {
+    await stack.catalog.createTable(ns, FIRST, {
+      schema: {
+        type: 'struct',
+        fields: [
+          { id: 1, name: 'x', type: 'long', required: true },
+          { id: 2, name: 'meta', required: false, type: { type: 'struct', fields: [{ id: 3, name: 'kind', type: 'string', required: false }] } },
+        ],
+      },
+      properties: { 'format-version': '2' },
+    });
+    const parted = await createSink(stack, `first_${suffix()}`, `${ns}.${FIRST}`, { partition: FIRST_PARTITION });
+    expect(parted.partition).toEqual(FIRST_PARTITION);
+    expect(await sendAndRoll(parted, firstRows)).toMatchObject({ outcome: 'committed', rows: firstRows.length });
+
+    const { metadata } = await stack.catalog.loadTable({ namespace: ns, name: FIRST });
+    const ingestTs = currentSchema(metadata).fields.find((f) => f.name === '__ingest_ts')!;
+    expect(defaultPartitionSpec(metadata).fields).toEqual([
+      { 'source-id': ingestTs.id, 'field-id': 1000, name: '__ingest_ts_day', transform: 'day' },
+      { 'source-id': 1, 'field-id': 1001, name: 'x_bucket_4', transform: 'bucket[4]' },
+      { 'source-id': 3, 'field-id': 1002, name: 'meta_kind', transform: 'identity' },
+    ]);
+    // One snapshot, the roll's: the spec came in the first roll's schema commit, before any file.
+    expect(metadata.snapshots).toHaveLength(1);
+    const tuples = new Set(firstRows.map((r) => JSON.stringify(expectedPartition(metadata, { 1: BigInt(r.x), 3: r.meta?.kind ?? null }, ['x_bucket_4', 'meta_kind']))));
+    expect(Number(branchHead(metadata)!.summary['added-data-files'])).toBe(tuples.size);
+    expect(xsOf(await readBoth(stack, ns, FIRST))).toEqual(firstRows.map((r) => r.x));
+    // PyIceberg plans only the bucket's files for one x.
+    const plan = await partitioning(['plan', ns, FIRST, 'x', '5']);
+    expect(xsOf(plan.rows as Row[])).toEqual([5]);
+    expect(plan.planned as number).toBeLessThan(plan.files as number);
+  }, 120_000);
+});
 
 /** Every column type the API creates tables with, and a value of each. */
 const TYPED_COLUMNS = [
@@ -211,10 +278,12 @@ describe('Java engines on the sink’s tables', () => {
     const typed = await createSink(stack, `typed_${suffix()}`, `${ns}.${TYPED}`);
     expect(await sendAndRoll(typed, [Object.fromEntries(TYPED_COLUMNS.map(([name, , value]) => [name, value]))])).toMatchObject({ outcome: 'committed', rows: 1 });
 
-    const [partitionRows, javaTypes, lineage] = await spark([
+    const [partitionRows, javaTypes, lineage, firstRollRows, firstRollFiles] = await spark([
       { mode: 'partition_rows', namespace: ns, table: PARTITIONED },
       { mode: 'java_types', namespace: ns, table: TYPED },
       { mode: 'lineage', namespace: ns, table: LINEAGE },
+      { mode: 'partition_rows', namespace: ns, table: FIRST },
+      { mode: 'partition_files', namespace: ns, table: FIRST },
     ]);
 
     // Row lineage as Java reads it: every row of the v3 table has the id and the sequence number
@@ -227,20 +296,28 @@ describe('Java engines on the sink’s tables', () => {
 
     // Java's view of each row's partition against the transforms applied to the row's values.
     const loaded = await stack.catalog.loadTable({ namespace: ns, name: PARTITIONED });
-    const schema = schemaFromJson(currentSchema(loaded.metadata));
-    const spec = bindPartitionSpec(defaultPartitionSpec(loaded.metadata), schema);
     const partitioned = partitionRows!.rows!.filter((r) => !sent.slice(0, 3).includes(Number(r.x)));
     expect(xsOf(partitioned)).toEqual(sent.slice(3).sort((a, b) => a - b));
     for (const r of partitioned) {
-      const source: Record<number, unknown> = { 1: BigInt(r.x as number), 2: r.device, 3: r.zone, 4: BigInt(Date.parse(r.__ingest_ts as string)) * 1000n };
-      const expected = Object.fromEntries(
-        spec.fields.map((f) => {
-          const value = applyTransform(f.transform, f.source, source[f.sourceId] as never);
-          return [f.name, f.transform.kind === 'day' ? new Date((value as number) * 86_400_000).toISOString().slice(0, 10) : value];
-        }),
-      );
+      const expected = expectedPartition(loaded.metadata, { 1: BigInt(r.x as number), 2: r.device, 3: r.zone, 4: ingestMicros(r) });
       expect({ x: r.x, partition: r._partition }).toEqual({ x: r.x, partition: expected });
     }
+
+    // The sink partitioned from its first roll: every row's tuple as Java reads it, and every
+    // file's, one file per tuple holding that tuple's rows, all of the spec the first roll added.
+    const first = (await stack.catalog.loadTable({ namespace: ns, name: FIRST })).metadata;
+    const ingestTsId = currentSchema(first).fields.find((f) => f.name === '__ingest_ts')!.id;
+    expect(xsOf(firstRollRows!.rows!)).toEqual(firstRows.map((r) => r.x));
+    const perTuple = new Map<string, number>();
+    for (const r of firstRollRows!.rows!) {
+      const expected = expectedPartition(first, { 1: BigInt(r.x as number), 3: (r.meta as Row | null)?.kind ?? null, [ingestTsId]: ingestMicros(r) });
+      expect({ x: r.x, partition: r._partition }).toEqual({ x: r.x, partition: expected });
+      perTuple.set(JSON.stringify(expected), (perTuple.get(JSON.stringify(expected)) ?? 0) + 1);
+    }
+    const files = firstRollFiles!.partition_files!;
+    expect(files.every((f) => f.spec_id === first['default-spec-id'])).toBe(true);
+    expect(new Map(files.map((f) => [JSON.stringify(f.partition), Number(f.record_count)]))).toEqual(perTuple);
+    expect(files).toHaveLength(perTuple.size);
 
     const classes = javaTypes!.java_types!;
     expect(Object.keys(classes).sort()).toEqual([...TYPED_COLUMNS.map(([name]) => name as string), '__ingest_ts'].sort());

@@ -1,21 +1,15 @@
 import { rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { CreatedSink } from '@tablemere/contracts';
-import { branchHead, readManifestEntries, readManifestList, s3FileIOForTable, type LoadTableResult } from '@tablemere/iceberg';
+import { branchHead, type LoadTableResult } from '@tablemere/iceberg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { storeOptions } from '../../../packages/iceberg/test/support.ts';
-import { loadConfig } from '../src/config.ts';
 import { UPKEEP_CRASH_POINTS } from '../src/crash.ts';
-import { createRollDeps } from '../src/deps.ts';
-import { createLogger } from '../src/log.ts';
-import { RollerMetrics } from '../src/metrics.ts';
-import { rollSink } from '../src/run-sink.ts';
-import { createSink, createTable, getSink, send } from './support/api.ts';
-import { expireLease, readBoth } from './support/expect.ts';
+import { getSink } from './support/api.ts';
+import { expireLease } from './support/expect.ts';
 import { otherWriter } from './support/readers.ts';
-import { logLines, runCli, startRoller, summaries } from './support/roller.ts';
+import { logLines, startRoller, summaries } from './support/roller.ts';
 import { startTestStack, suffix, type TestStack } from './support/stack.ts';
+import { UpkeepTable } from './support/upkeep-harness.ts';
 
 /**
  * Table upkeep through the operator command and the service: small files compacted into one
@@ -24,98 +18,26 @@ import { startTestStack, suffix, type TestStack } from './support/stack.ts';
  * kill at every step of a run, and beside another writer.
  */
 let stack: TestStack;
-let ns: string;
-let sink: CreatedSink;
-let nextX = 0;
-const sentX: number[] = [];
-let rolls = 0;
-/** Rows another writer appended to the same table (x < 0). */
-let otherRows = 0;
-let deps: ReturnType<typeof createRollDeps>;
-
-/** Upkeep as a sink at the floor gets it, with time compressed: the sink keeps 5 snapshots, with no minimum age. */
+let t: UpkeepTable;
 const KEEP = 5;
-const upkeepEnv = (extra: Record<string, string> = {}) => stack.rollerEnv(extra);
 
 beforeAll(async () => {
   stack = await startTestStack();
-  ns = `upkeep_${suffix()}`;
-  await createTable(stack, ns, 'events', [
-    { name: 'x', type: 'long', required: true },
-    { name: 'who', type: 'string' },
-  ]);
-  sink = await createSink(stack, `upkeep_${suffix()}`, `${ns}.events`, { keep_snapshots: KEEP, min_snapshot_age_seconds: 0 });
-  deps = createRollDeps(loadConfig(stack.rollerEnv()), createLogger({ level: 'warn' }), new RollerMetrics({ processMetrics: false }));
+  t = await UpkeepTable.create(stack, `upkeep_${suffix()}`, 'events', KEEP);
 });
 
 afterAll(async () => {
-  deps?.close();
-  await stack?.dropNamespaces([ns]);
+  t?.close();
+  await stack?.dropNamespaces([t?.ns].filter((n) => n !== undefined));
   await stack?.stop();
 });
 
-/**
- * `count` rolls of one batch each (2 rows, one more rejected): the roller's pipeline in this
- * process, as the service runs it (the operator command's own process costs seconds a roll;
- * crash.test.ts covers it). Upkeep always runs as the operator command or the service.
- */
-async function roll(count: number): Promise<void> {
-  const options = { rollerId: 'upkeep-test', leaseSeconds: 300, stop: new AbortController().signal };
-  for (let i = 0; i < count; i++) {
-    const rows = [{ x: nextX++, who: 'sink' }, { x: nextX++ }, { who: 'no x: rejected' }];
-    sentX.push(rows[0]!.x!, rows[1]!.x!);
-    await send(stack, sink, `b-${++rolls}`, rows);
-    const listed = (await deps.api.listSinks()).sinks.find((s) => s.id === sink.id)!;
-    expect(await rollSink(deps, listed, options)).toMatchObject({ status: 'rolled', outcome: 'committed' });
-  }
-}
-
-async function upkeep(extra: Record<string, string> = {}) {
-  return runCli(['upkeep', sink.id], upkeepEnv(extra));
-}
-
-/** Every row the sink was sent is in the table once, beside the other writer's (x < 0). */
-async function expectExactlyOnce(): Promise<void> {
-  const rows = await readBoth(stack, ns, 'events');
-  const ours = rows.map((r) => Number(r.x)).filter((x) => x >= 0);
-  expect(ours).toEqual([...sentX].sort((a, b) => a - b));
-  expect(rows.length - ours.length).toBe(otherRows);
-}
-
-async function load(): Promise<LoadTableResult> {
-  return stack.catalog.loadTable({ namespace: ns, name: 'events' });
-}
-
-function tableIo(loaded: LoadTableResult) {
-  return s3FileIOForTable(loaded, storeOptions());
-}
-
-/** The data files live in the head snapshot. */
-async function liveDataFiles(loaded: LoadTableResult): Promise<string[]> {
-  const io = tableIo(loaded);
-  try {
-    const head = branchHead(loaded.metadata);
-    if (!head) return [];
-    const paths: string[] = [];
-    for (const manifest of readManifestList(await io.get(head['manifest-list']))) {
-      for (const entry of readManifestEntries(await io.get(manifest.manifest_path), manifest)) {
-        if (entry.status !== 2) paths.push(entry.dataFile.file_path);
-      }
-    }
-    return paths;
-  } finally {
-    io.close();
-  }
-}
-
-async function exists(loaded: LoadTableResult, location: string): Promise<boolean> {
-  const io = tableIo(loaded);
-  try {
-    return await io.exists(location);
-  } finally {
-    io.close();
-  }
-}
+const roll = (count: number) => t.roll(count);
+const upkeep = (extra?: Record<string, string>) => t.upkeep(extra);
+const expectExactlyOnce = () => t.expectExactlyOnce();
+const load = () => t.load();
+const liveDataFiles = async (loaded: LoadTableResult) => (await t.liveDataFiles(loaded)).map((f) => f.path);
+const exists = (loaded: LoadTableResult, location: string) => t.exists(loaded, location);
 
 // Each roll and upkeep is a process of its own (the operator command): minutes under load.
 const SLOW = { timeout: 300_000 };
@@ -148,9 +70,9 @@ describe('upkeep through the operator command', SLOW, () => {
     for (const file of await liveDataFiles(later)) expect(await exists(later, file)).toBe(true);
     await expectExactlyOnce();
 
-    const shown = await getSink(stack, sink.id);
+    const shown = await getSink(stack, t.sink.id);
     expect(shown.upkeep.last_run).toMatchObject({ outcome: 'done', files_before: 1 + KEEP, files_after: 1, snapshots_kept: KEEP, error: null });
-    const audit = await stack.pool.query(`SELECT count(*)::int AS n FROM audit_events WHERE event = 'sink.upkeep' AND subject = $1`, [sink.id]);
+    const audit = await stack.pool.query(`SELECT count(*)::int AS n FROM audit_events WHERE event = 'sink.upkeep' AND subject = $1`, [t.sink.id]);
     expect(audit.rows[0].n).toBe(2);
   });
 
@@ -177,7 +99,7 @@ describe('a killed upkeep run', SLOW, () => {
     await roll(2);
     const killed = await upkeep({ TABLEMERE_ROLLER_CRASH_AT: point });
     expect(killed.signal, killed.stderr).toBe('SIGKILL');
-    await expireLease(stack, sink.id);
+    await expireLease(stack, t.sink.id);
     await expectExactlyOnce();
 
     const again = await upkeep();
@@ -195,7 +117,7 @@ describe('upkeep beside another writer', SLOW, () => {
     const stopFile = path.join(tmpdir(), `upkeep-stop-${suffix()}`);
     // Back to back the rival commits every ~0.2 s on an idle machine, faster than a compaction
     // attempt (reload, read the new manifests, rewrite the touched ones, commit) can fit in.
-    const writer = otherWriter(ns, 'events', stopFile, 0.5);
+    const writer = otherWriter(t.ns, 'events', stopFile, 0.5);
     try {
       // Let the other writer get going, then run upkeep twice while it commits back to back.
       await new Promise((r) => setTimeout(r, 1500));
@@ -210,7 +132,7 @@ describe('upkeep beside another writer', SLOW, () => {
     const { appends } = await writer.stop();
     rmSync(stopFile, { force: true });
     expect(appends).toBeGreaterThan(0);
-    otherRows += appends;
+    t.otherRows += appends;
     await expectExactlyOnce();
   });
 });
@@ -218,9 +140,9 @@ describe('upkeep beside another writer', SLOW, () => {
 describe('upkeep in the service', SLOW, () => {
   it('runs by itself once the sink rolled, and the sink shows it', async () => {
     await roll(2);
-    const before = (await getSink(stack, sink.id)).upkeep.last_run?.at;
+    const before = (await getSink(stack, t.sink.id)).upkeep.last_run?.at;
     const roller = startRoller(
-      upkeepEnv({
+      t.env({
         TABLEMERE_ROLLER_PORT: '0',
         TABLEMERE_ROLLER_TICK_SECONDS: '0.5',
         TABLEMERE_ROLLER_SURVEY_SECONDS: '0.5',
@@ -232,13 +154,13 @@ describe('upkeep in the service', SLOW, () => {
       // wait for its log line, written after both.
       const logged = () => logLines(roller.output()).some((l) => l.msg === 'upkeep done');
       for (let i = 0; i < 60 && !logged(); i++) await new Promise((r) => setTimeout(r, 500));
-      const shown = await getSink(stack, sink.id);
+      const shown = await getSink(stack, t.sink.id);
       expect(shown.upkeep.last_run?.at).not.toBe(before);
       expect(shown.upkeep.last_run).toMatchObject({ outcome: 'done', files_after: 1 });
       const address = logLines(roller.output()).find((l) => typeof l.address === 'string')!.address as string;
       const metrics = await (await fetch(`${address}/metrics`)).text();
       expect(metrics).toMatch(/^tablemere_roller_upkeeps_total\{outcome="done"\} 1$/m);
-      expect(metrics).toContain(`tablemere_roller_table_files{sink="${sink.id}",kind="data"} 1`);
+      expect(metrics).toContain(`tablemere_roller_table_files{sink="${t.sink.id}",kind="data"} 1`);
       expect(metrics).toMatch(/^tablemere_roller_upkeep_rewritten_files_total [1-9]/m);
       expect(metrics).toMatch(/^tablemere_roller_upkeep_duration_seconds_count 1$/m);
     } finally {
@@ -247,7 +169,7 @@ describe('upkeep in the service', SLOW, () => {
     }
     const lines = logLines(roller.output()).filter((l) => l.msg === 'upkeep done');
     expect(lines.length).toBeGreaterThan(0);
-    expect(lines[0]).toMatchObject({ sink: sink.id, data_files_after: 1 });
+    expect(lines[0]).toMatchObject({ sink: t.sink.id, data_files_after: 1 });
     await expectExactlyOnce();
   });
 });

@@ -70,6 +70,8 @@ export const InternalSink = z.object({
   namespace: z.string(),
   table: z.string(),
   table_uuid: z.string().nullable(),
+  /** The partition the sink's first roll gives the table (`day(__ingest_ts)`, ...); empty for none. */
+  partition: z.array(z.string()),
   policy: z.object({
     roll_seconds: z.number().int().positive(),
     roll_bytes: z.number().int().positive(),

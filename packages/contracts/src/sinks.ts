@@ -52,6 +52,17 @@ export const ROLL_MAX_BATCHES = 1000;
 
 const Count = z.number().int().nonnegative();
 
+/** Partition fields per sink: as many as a spec sensibly has. */
+export const PARTITION_FIELDS_MAX = 4;
+/**
+ * One partition field, `transform(source)`: identity, bucket[N], truncate[W], year, month,
+ * day or hour of a column (nested as a.b) or of `__ingest_ts`. The API checks it on the table.
+ */
+export const PartitionFieldText = z
+  .string()
+  .max(200)
+  .regex(/^\s*(identity|year|month|day|hour|bucket\[\s*[1-9][0-9]{0,5}\s*\]|truncate\[\s*[1-9][0-9]{0,5}\s*\])\s*\(\s*[^()\s]+\s*\)\s*$/, 'a partition field is transform(column): identity, bucket[N], truncate[W], year, month, day or hour, e.g. day(__ingest_ts)');
+
 /** POST /v1/sinks */
 export const CreateSinkRequest = z.strictObject({
   name: SinkName,
@@ -65,6 +76,8 @@ export const CreateSinkRequest = z.strictObject({
   create_table: SinkTableRequest.optional(),
   keep_snapshots: KeepSnapshots.default(KEEP_SNAPSHOTS_DEFAULT),
   min_snapshot_age_seconds: MinSnapshotAgeSeconds.default(MIN_SNAPSHOT_AGE_SECONDS_DEFAULT),
+  /** The table's partition from the first roll on, e.g. ["day(__ingest_ts)", "bucket[16](device)"]. */
+  partition: z.array(PartitionFieldText).min(1).max(PARTITION_FIELDS_MAX).optional(),
 });
 export type CreateSinkRequest = z.infer<typeof CreateSinkRequest>;
 export type CreateSinkInput = z.input<typeof CreateSinkRequest>;
@@ -186,6 +199,8 @@ export const Sink = z.object({
   /** `<namespace>.<table>` */
   table: z.string(),
   table_uuid: z.string(),
+  /** The partition given at create, applied by the first roll (canonical `transform(source)` texts); empty for none. */
+  partition: z.array(z.string()),
   state: SinkState,
   /** POST a batch here with the send key. */
   ingest_url: z.string(),

@@ -61,3 +61,12 @@ export {
 export { avroCompatibleName, bindPartitionSpec, type BoundPartitionField, type BoundPartitionSpec } from './partition/bound-spec.ts';
 export { type PartitionedRows, splitByPartition } from './partition/split.ts';
 export { applyTransform, parseTransform, type PartitionValue, type Transform } from './partition/transforms.ts';
+export {
+  type PartitionFieldRequest,
+  partitionFieldText,
+  type PartitionProblem,
+  PartitionRequestError,
+  parsePartitionField,
+  resolvePartitionFields,
+  sameFields,
+} from './partition/request.ts';

@@ -376,15 +376,30 @@ describe('rewriteDataFiles on the real catalog', () => {
     expect(normalised(await pyicebergRows(namespace, table.name))).toEqual(before);
   });
 
-  it('skips a partitioned table, and a table of too few small files', async () => {
+  it('writes the files of an older spec again under the current one, split into a file per partition', async () => {
     const partitioned = await newTable();
     await appendFiles(partitioned.table, 6);
     await pyiceberg(partitioned.table, 'with t.update_spec() as u:\n    u.add_identity("dt")');
-    const loaded = await catalog.loadTable(partitioned.table);
+    const rowsBefore = normalised(await pyicebergRows(namespace, partitioned.table.name));
     const result = await rewriteDataFiles({ catalog, table: partitioned.table, io });
-    expect(result).toMatchObject({ snapshotId: null, skipped: 'partitioned', attempts: 0, dataFilesBefore: 6, dataFilesAfter: 6 });
-    expect(branchHead((await catalog.loadTable(partitioned.table)).metadata)?.['snapshot-id']).toBe(branchHead(loaded.metadata)?.['snapshot-id']);
+    // 18 rows, each of its own dt: the 6 unpartitioned files become 18 of one partition each.
+    expect(result).toMatchObject({ attempts: 1, dataFilesBefore: 6, dataFilesAfter: 18, rewritten: { files: 6, rows: 18n }, added: { files: 18 } });
+    const loaded = await catalog.loadTable(partitioned.table);
+    expect(normalised(await pyicebergRows(namespace, partitioned.table.name))).toEqual(rowsBefore);
+    expect(normalised(await duckdbRows(loaded.metadataLocation!))).toEqual(rowsBefore);
+    const head = branchHead(loaded.metadata)!;
+    expect(head.summary['changed-partition-count']).toBe('19');
+    const specId = loaded.metadata['default-spec-id'];
+    const live = (await liveEntries(loaded.metadata)).filter((l) => l.entry.status !== ENTRY_STATUS.DELETED);
+    expect(live.map((l) => l.entry.dataFile.file_path.split('/').at(-2)).sort()).toEqual(rowsBefore.map((r) => `dt=${r['dt']}`).sort());
+    // The new spec's manifests carry partition summaries, so readers skip them by dt.
+    for (const manifest of readManifestList(await io.get(head['manifest-list'])).filter((m) => m.partition_spec_id === specId)) {
+      expect(manifest.partitions).toHaveLength(1);
+      expect(manifest.partitions![0]!.lower_bound).not.toBeNull();
+    }
+  });
 
+  it('skips a table of too few small files', async () => {
     const few = await newTable();
     await appendFiles(few.table, 4);
     expect(await rewriteDataFiles({ catalog, table: few.table, io })).toMatchObject({ snapshotId: null, skipped: 'too_few_files' });

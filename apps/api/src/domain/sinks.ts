@@ -21,6 +21,7 @@ import type { IntakeStores } from './intake/stores.ts';
 import type { Principal } from './principal.ts';
 import type { SecretBox } from './secrets.ts';
 import { receivedText } from './intake/ledger.ts';
+import { sinkPartition } from './sink-partition.ts';
 import { generateSinkCredentials, sendKeyDigest } from './send-keys.ts';
 import { listTables } from './tables.ts';
 import { openWarehouse } from './warehouses.ts';
@@ -34,6 +35,7 @@ export interface SinkRow {
   namespace: string;
   table_name: string;
   table_uuid: string;
+  partition_fields: string[];
   roll_seconds: number;
   /** bigint columns arrive as strings. */
   roll_bytes: string;
@@ -57,7 +59,7 @@ export interface SinkRow {
 }
 
 /** The columns of SinkRow: the sink and its warehouse's name (never a key digest). */
-export const SINK_COLUMNS = `s.id, s.project_id, s.warehouse_id, w.name AS warehouse_name, s.name, s.namespace, s.table_name, s.table_uuid,
+export const SINK_COLUMNS = `s.id, s.project_id, s.warehouse_id, w.name AS warehouse_name, s.name, s.namespace, s.table_name, s.table_uuid, s.partition_fields,
   s.roll_seconds, s.roll_bytes, s.inactivity_seconds, s.unknown_fields, s.state, s.last_roll, s.roll_error, s.last_upkeep, s.keep_snapshots, s.min_snapshot_age_seconds,
   s.rejects_rows_total, s.rejects_batches, s.rejects_last_at, s.key_rotated_at, CASE WHEN s.previous_key_stops_at > now() THEN s.previous_key_stops_at END AS old_key_stops_at,
   s.created_at, s.deleted_at`;
@@ -125,6 +127,7 @@ export async function describeSinks(db: Queryable, context: SinkViewContext, row
       warehouse: row.warehouse_name,
       table: `${row.namespace}.${row.table_name}`,
       table_uuid: row.table_uuid,
+      partition: row.partition_fields,
       state: row.state,
       ingest_url: ingestUrl(context.publicUrl, row.id),
       roll: {
@@ -193,8 +196,8 @@ export interface MadeTable {
 const SINK_FORMAT_VERSIONS: readonly number[] = [2, 3];
 
 /**
- * Creates a sink for an existing unpartitioned table. Reads the table through the
- * warehouse's catalog and commits nothing to it; no identity is created anywhere. The send
+ * Creates a sink for an existing table (partitioned or not; a `partition` is checked on it and
+ * applied by the first roll). Reads the table through the warehouse's catalog and commits nothing to it; no identity is created anywhere. The send
  * key is in the answer and nowhere else.
  */
 export async function createSink(deps: CreateSinkDeps, principal: Principal, request: CreateSinkRequest, made: MadeTable = {}): Promise<CreatedSink> {
@@ -209,13 +212,7 @@ export async function createSink(deps: CreateSinkDeps, principal: Principal, req
       details: { table: qualified, format_version: version },
     });
   }
-  const spec = metadata['partition-specs'].find((s) => s['spec-id'] === metadata['default-spec-id']);
-  if (spec && spec.fields.length > 0) {
-    throw apiError('partitioned_table_unsupported', {
-      message: `Table ${qualified} is partitioned (${spec.fields.map((f) => f.name).join(', ')}); sinks write only to unpartitioned tables.`,
-      details: { table: qualified },
-    });
-  }
+  const partition = sinkPartition(metadata, request.partition, qualified);
 
   const { sinkId, sendKey } = generateSinkCredentials();
   const row = await transaction(deps.pool, async (client) => {
@@ -223,8 +220,8 @@ export async function createSink(deps: CreateSinkDeps, principal: Principal, req
       await query(
         client,
         `INSERT INTO sinks (id, project_id, warehouse_id, name, namespace, table_name, table_uuid, roll_seconds, roll_bytes,
-                            inactivity_seconds, send_key_sha256, unknown_fields, keep_snapshots, min_snapshot_age_seconds)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+                            inactivity_seconds, send_key_sha256, unknown_fields, keep_snapshots, min_snapshot_age_seconds, partition_fields)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
         [
           sinkId,
           principal.projectId,
@@ -240,6 +237,7 @@ export async function createSink(deps: CreateSinkDeps, principal: Principal, req
           request.unknown_fields,
           request.keep_snapshots,
           request.min_snapshot_age_seconds,
+          partition,
         ],
       );
     } catch (error) {
@@ -260,6 +258,7 @@ export async function createSink(deps: CreateSinkDeps, principal: Principal, req
         unknown_fields: request.unknown_fields,
         keep_snapshots: request.keep_snapshots,
         min_snapshot_age_seconds: request.min_snapshot_age_seconds,
+        ...(partition.length > 0 ? { partition } : {}),
         ...made.auditDetails,
       },
     });

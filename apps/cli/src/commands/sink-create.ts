@@ -4,6 +4,7 @@ import {
   CreateSinkRequest,
   INACTIVITY_SECONDS_MIN,
   INFER_SAMPLE_MAX_ROWS,
+  PARTITION_FIELDS_MAX,
   ROLL_BYTES_DEFAULT,
   ROLL_BYTES_MAX,
   ROLL_BYTES_MIN,
@@ -29,7 +30,13 @@ interface Options extends KeyDestination, SinkTableOptions, SettingOptions {
   rollSeconds?: number;
   rollBytes?: number;
   inactivitySeconds?: number;
+  partition?: string[];
   json?: boolean;
+}
+
+/** Each --partition adds fields; one may hold several, comma-separated (no transform has a comma). */
+function partitionFields(text: string, previous: string[] = []): string[] {
+  return [...previous, ...text.split(',').map((f) => f.trim()).filter((f) => f !== '')];
 }
 
 export function addSinkCreate(sink: Command, context: CommandContext): void {
@@ -37,7 +44,7 @@ export function addSinkCreate(sink: Command, context: CommandContext): void {
     .command('create')
     .description("create a sink: an HTTP intake for one table, with its send key (shown once: --save or --show-key)")
     .argument('<catalog>', 'the catalog (warehouse) holding the table')
-    .requiredOption('--table <ns.table>', 'the table, as <namespace>.<table>; it must exist and be unpartitioned, unless --column or --infer-from create it')
+    .requiredOption('--table <ns.table>', 'the table, as <namespace>.<table>; it must exist, unless --column or --infer-from create it')
     .requiredOption('--name <name>', 'the sink name (unique in the project)')
     .option('--roll-seconds <n>', `commit what waits at least this often (default ${ROLL_SECONDS_DEFAULT}, at least ${ROLL_SECONDS_MIN})`, integerOption('--roll-seconds'))
     .option(
@@ -51,7 +58,12 @@ export function addSinkCreate(sink: Command, context: CommandContext): void {
       integerOption('--inactivity-seconds'),
     )
     .option('--column <name:type[:required]>', 'create the table with this column, as table create takes it; repeated for each one', (spec: string, specs: string[] = []) => [...specs, spec])
-    .option('--infer-from <file>', `create the table with the columns inferred from sample rows (a JSON array or NDJSON, at most ${INFER_SAMPLE_MAX_ROWS}; not sent as data)`);
+    .option('--infer-from <file>', `create the table with the columns inferred from sample rows (a JSON array or NDJSON, at most ${INFER_SAMPLE_MAX_ROWS}; not sent as data)`)
+    .option(
+      '--partition <fields>',
+      'partition the table from the first roll: transform(column), e.g. "day(__ingest_ts)", bucket[N](c), truncate[W](c), identity(a.b), year/month/hour(c); repeat or comma-separate for several',
+      partitionFields,
+    );
   settingOptions(command, true)
     .option('--save <file>', 'write the send key, sink id and ingest URL to this file (mode 0600); print no key')
     .option('--show-key', 'print the send key, once (it cannot be shown again)')
@@ -60,7 +72,8 @@ export function addSinkCreate(sink: Command, context: CommandContext): void {
     .addHelpText(
       'after',
       `
-The send key is answered once. Choose where it goes: --save FILE (what 'tablemere sink send
+A table its owner already partitioned keeps its spec (a --partition beside it must name the
+same fields). The send key is answered once. Choose where it goes: --save FILE (what 'tablemere sink send
 --send-key-file FILE' reads) or --show-key. Without either, nothing is created.
 
 With --column or --infer-from the table is created first (it must not exist), then the sink;
@@ -73,7 +86,9 @@ boolean, objects struct, arrays list; every column optional. A field the sample 
 Examples:
   tablemere sink create garden --table garden.events --name events_in --save ~/events-sink.json
   tablemere sink create garden --table garden.readings --name readings_in \\
-    --infer-from sample.ndjson --save ~/readings-sink.json`,
+    --infer-from sample.ndjson --partition "day(__ingest_ts)" --save ~/readings-sink.json
+  tablemere sink create garden --table garden.meters --name meters_in \\
+    --partition "day(__ingest_ts)" --partition "bucket[16](device)" --save ~/meters-sink.json`,
     )
     .action(async (catalog: string, options: Options, command: Command) => {
       // Everything is checked, and the key file claimed, before the API is called: a key the
@@ -99,6 +114,7 @@ Examples:
         `created sink ${sink.name} (${sink.id}) for ${sink.table} in catalog ${sink.warehouse}`,
         `  ingest URL  ${sink.ingest_url}`,
         `  roll        ${describeRoll(sink.roll)}`,
+        ...(sink.partition.length === 0 ? [] : [`  partition   ${sink.partition.join(', ')} (from the first roll)`]),
         ...(sink.unknown_fields === 'reject' ? [] : [`  new fields  ${describeUnknownFields(sink.unknown_fields)}`]),
         `  snapshots   ${describeRetention(sink.upkeep)}`,
         ...keyLines(sink, keyFile, options.save),
@@ -118,6 +134,7 @@ function createSinkRequest(catalog: string, options: Options, createTable: SinkT
     ...(options.rollSeconds !== undefined ? { roll_seconds: options.rollSeconds } : {}),
     ...(options.rollBytes !== undefined ? { roll_bytes: options.rollBytes } : {}),
     ...(options.inactivitySeconds !== undefined ? { inactivity_seconds: options.inactivitySeconds } : {}),
+    ...(options.partition !== undefined ? { partition: options.partition } : {}),
     ...(createTable !== undefined ? { create_table: createTable } : {}),
     ...settingsBody(options),
   };
@@ -137,10 +154,12 @@ const flags: Readonly<Record<string, string>> = {
   roll_seconds: '--roll-seconds',
   roll_bytes: '--roll-bytes',
   inactivity_seconds: '--inactivity-seconds',
+  partition: '--partition',
 };
 
 const ranges: Readonly<Record<string, string>> = {
   roll_seconds: `at least ${ROLL_SECONDS_MIN} (the roller's floor), at most ${ROLL_SECONDS_MAX}`,
   roll_bytes: `from ${size(ROLL_BYTES_MIN)} (${ROLL_BYTES_MIN}) to ${size(ROLL_BYTES_MAX)} (${ROLL_BYTES_MAX})`,
   inactivity_seconds: `at least ${INACTIVITY_SECONDS_MIN} (the roller ticks every 10 s), at most ${ROLL_SECONDS_MAX}`,
+  partition: `1 to ${PARTITION_FIELDS_MAX} fields`,
 };

@@ -7,8 +7,9 @@ import type { TenantTable } from './reload.ts';
 /**
  * Step 7, write: the roll's rows as Parquet data files under the table's `data/`, with the
  * Iceberg field ids of `schema` (the one the rows were validated against) and exact metrics,
- * written with the tenant's storage access. One file, or one per partition when the owner
- * partitioned the table (its current default spec; files of earlier specs stay as they are).
+ * written with the tenant's storage access. One file, or one per partition when the table is
+ * partitioned (by its owner, or by the sink's first roll; its current default spec; files of
+ * earlier specs stay as they are until upkeep rewrites them under it).
  */
 export async function writeData(ctx: RollContext, table: TenantTable, rows: Table, schema: SchemaJson): Promise<DataFile[]> {
   checkpoint(ctx);

@@ -26,7 +26,7 @@ export async function createTable(stack: TestStack, namespace: string, name: str
   await answered(stack, 'create table', 'POST', `/v1/warehouses/${warehouse}/tables`, 201, anything, { namespace, name, columns });
 }
 
-export function createSink(stack: TestStack, name: string, table: string, policy: Record<string, number | string> = {}, warehouse = stack.warehouse): Promise<CreatedSink> {
+export function createSink(stack: TestStack, name: string, table: string, policy: Record<string, unknown> = {}, warehouse = stack.warehouse): Promise<CreatedSink> {
   return answered(stack, 'create sink', 'POST', '/v1/sinks', 201, CreatedSink, { name, table, warehouse, ...policy });
 }
 

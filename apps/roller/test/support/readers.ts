@@ -47,7 +47,7 @@ export async function overwriteTable(namespace: string, table: string, env: Read
   await runReader('overwrite.py', [namespace, table], env);
 }
 
-export type SparkMode = 'rows' | 'types' | 'files' | 'maintain' | 'partition_rows' | 'java_types' | 'lineage';
+export type SparkMode = 'rows' | 'types' | 'files' | 'maintain' | 'partition_rows' | 'partition_files' | 'java_types' | 'lineage';
 
 /** One column's metrics in one data file (Iceberg's readable_metrics); bounds in the rows' form. */
 export interface ColumnMetrics {
@@ -71,6 +71,8 @@ export interface SparkOutput {
   iceberg?: string;
   /** files: each live data file with its column metrics as Java decodes them, by column name. */
   files?: Array<{ file_path: string; record_count: number; readable_metrics: Record<string, ColumnMetrics> }>;
+  /** partition_files: each live data file with the spec id and partition tuple Java reads from its manifest. */
+  partition_files?: Array<{ file_path: string; spec_id: number; partition: Row; record_count: number }>;
   /** java_types: per column, whether Iceberg's Java generic reader gives the class the spec maps its type to. */
   java_types?: Record<string, { type: string; expected: string; ok: boolean; error?: string }>;
   /** maintain: the rows each procedure returned. */

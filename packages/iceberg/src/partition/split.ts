@@ -4,7 +4,7 @@ import { read128 } from '../writer/stats.ts';
 import { PARQUET_FIELD_ID } from '../writer/type-table.ts';
 import type { BoundPartitionField, BoundPartitionSpec } from './bound-spec.ts';
 import { applyTransform, type PartitionValue } from './transforms.ts';
-import { humanString, toAvroValue } from './values.ts';
+import { fromAvroValue, humanString, toAvroValue } from './values.ts';
 
 /** The rows of one partition: their tuple, as the manifest records it and as a path. */
 export interface PartitionedRows {
@@ -107,9 +107,19 @@ export function splitByPartition(table: Table, spec: BoundPartitionSpec): Partit
   return [...groups.values()].map((group) => ({
     values: group.values,
     record: Object.fromEntries(spec.fields.map((f, i) => [f.avroName, toAvroValue(f.result, group.values[i] ?? null)])),
-    path: spec.fields.map((f, i) => `${encodeURIComponent(f.name)}=${encodeURIComponent(humanString(f, group.values[i] ?? null))}`).join('/'),
+    path: partitionPath(spec, group.values),
     table: group.count === table.numRows ? table : takeTable(table, group.rows),
   }));
+}
+
+/** `name=value/…`, the directory under `data/` (Java's partitionToPath). */
+function partitionPath(spec: BoundPartitionSpec, values: readonly PartitionValue[]): string {
+  return spec.fields.map((f, i) => `${encodeURIComponent(f.name)}=${encodeURIComponent(humanString(f, values[i] ?? null))}`).join('/');
+}
+
+/** A manifest's partition record (Avro form) of `spec` as a partition of rows: its record and path. */
+export function partitionOfRecord(spec: BoundPartitionSpec, record: Record<string, unknown>): Pick<PartitionedRows, 'record' | 'path'> {
+  return { record, path: partitionPath(spec, spec.fields.map((f) => fromAvroValue(f.result, record[f.avroName]))) };
 }
 
 function takeTable(table: Table, rows: readonly number[][]): Table {

@@ -1,5 +1,8 @@
 import type { FileIO } from '../io/file-io.ts';
+import { type BoundPartitionSpec, bindPartitionSpec } from '../partition/bound-spec.ts';
+import { partitionSummaries } from '../partition/summary.ts';
 import { currentSchema, type PartitionSpec, type TableMetadata } from '../spec/metadata.ts';
+import { schemaFromJson } from '../spec/schema.ts';
 import type { DataFile } from '../writer/data-file.ts';
 import { ENTRY_STATUS, type ManifestEntry, readManifestEntries, writeManifest, writeManifestEntries } from '../writer/manifest.ts';
 import type { ManifestFile } from '../writer/manifest-list.ts';
@@ -74,5 +77,20 @@ async function putManifest(io: FileIO, metadata: TableMetadata, spec: PartitionS
   // v3: each entry keeps its data file's first row id, so its rows keep their ids.
   const bytes = writeManifestEntries({ schema: currentSchema(metadata), partitionSpec: spec, formatVersion: metadata['format-version'], entries });
   await io.put(location, bytes);
-  return { location, length: BigInt(bytes.byteLength), specId: spec['spec-id'], ...tally(entries), partitions: [] };
+  return { location, length: BigInt(bytes.byteLength), specId: spec['spec-id'], ...tally(entries), partitions: summaries(metadata, spec, entries) };
+}
+
+/**
+ * Every entry's partition counts, deleted ones too, as Java's manifest writer counts them. A
+ * spec whose source column the schema no longer has cannot be bound: no summaries, which
+ * readers take as "might match" (never skipping rows).
+ */
+function summaries(metadata: TableMetadata, spec: PartitionSpec, entries: readonly ManifestEntry[]): ManifestFile['partitions'] {
+  let bound: BoundPartitionSpec;
+  try {
+    bound = bindPartitionSpec(spec, schemaFromJson(currentSchema(metadata)));
+  } catch {
+    return null;
+  }
+  return partitionSummaries(bound, entries.map((e) => e.dataFile.partition));
 }

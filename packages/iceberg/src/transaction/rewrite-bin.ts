@@ -1,5 +1,7 @@
 import { type RecordBatch, Table } from 'apache-arrow';
 import { IcebergError } from '../errors.ts';
+import type { BoundPartitionSpec } from '../partition/bound-spec.ts';
+import { type PartitionedRows, splitByPartition } from '../partition/split.ts';
 import type { FileIO } from '../io/file-io.ts';
 import { conformerFor } from '../writer/arrow-conform.ts';
 import type { DataFile } from '../writer/data-file.ts';
@@ -19,11 +21,19 @@ import { appendLineage, type InheritedLineage, LineageReader, withLineageFields,
 export const PART_DECODED_BYTES = 64 * 1024 * 1024;
 
 /**
+ * Where a bin's rows go. By default one file, unpartitioned; with `partition`, one file of that
+ * partition of the current spec (the bin's files all have it); with `split`, one file per
+ * partition of the spec given, which the rows are split by (files written under other specs).
+ */
+export type BinOutput = { partition?: Pick<PartitionedRows, 'record' | 'path'> } | { split: BoundPartitionSpec };
+
+/**
  * Reads a bin's files one by one, a row group at a time, and writes their rows, in order and
- * value for value, as one Parquet data file under the bin's schema; the metrics are computed
- * from the rows. Every file must give as many rows as its manifest entry says. With `lineage`
- * (format v3) each row's `_row_id` and `_last_updated_sequence_number` are written too, as
- * the file had them or as it inherited them (see `LineageReader`).
+ * value for value, as Parquet data files under the bin's schema (one, or one per partition: see
+ * BinOutput); the metrics are computed from the rows. Every file must give as many rows as its
+ * manifest entry says. With `lineage` (format v3) each row's `_row_id` and
+ * `_last_updated_sequence_number` are written too, as the file had them or as it inherited them
+ * (see `LineageReader`).
  */
 export async function rewriteBin(
   io: FileIO,
@@ -31,16 +41,25 @@ export async function rewriteBin(
   bin: RewriteBin,
   kept: KeptFiles,
   lineage?: (file: ManifestDataFile) => InheritedLineage,
-): Promise<DataFile> {
+  output: BinOutput = {},
+): Promise<DataFile[]> {
   // v3: the rows carry their lineage, written explicitly after the table's columns.
   const schema = lineage ? withLineageFields(bin.schema) : bin.schema;
   const arrowSchema = lineage ? compileRowConverter(schema).arrowSchema : bin.arrowSchema;
-  const parts: ParquetPart[] = [];
+  const outputs = new Map<string, { partition: Pick<PartitionedRows, 'record' | 'path'> | undefined; parts: ParquetPart[] }>();
+  const add = (partition: Pick<PartitionedRows, 'record' | 'path'> | undefined, table: Table) => {
+    const key = partition?.path ?? '';
+    let out = outputs.get(key);
+    if (out === undefined) outputs.set(key, (out = { partition, parts: [] }));
+    out.parts.push(writeParquetPart(table, { schema }));
+  };
   let pending: RecordBatch[] = [];
   let pendingBytes = 0;
   const flush = () => {
     if (pending.length === 0) return;
-    parts.push(writeParquetPart(new Table(arrowSchema, pending), { schema }));
+    const table = new Table(arrowSchema, pending);
+    if ('split' in output && output.split.fields.length > 0) for (const part of splitByPartition(table, output.split)) add(part, part.table);
+    else add('partition' in output ? output.partition : undefined, table);
     pending = [];
     pendingBytes = 0;
   };
@@ -67,7 +86,11 @@ export async function rewriteBin(
     }
   }
   flush();
-  return putDataFile({ io, tableLocation, written: joinParquetParts(parts, schema) });
+  const written: DataFile[] = [];
+  for (const { partition, parts } of outputs.values()) {
+    written.push(await putDataFile({ io, tableLocation, written: joinParquetParts(parts, schema), ...(partition ? { partition } : {}) }));
+  }
+  return written;
 }
 
 /** Input files fetched ahead of the one being rewritten, or only that one when it is bigger. */

@@ -9,7 +9,8 @@ import { replaceInManifests, writeAddedManifest } from './replace-manifests.ts';
 import { listEntry, type WrittenManifest } from './written-manifest.ts';
 import { rewriteBin } from './rewrite-bin.ts';
 import type { InheritedLineage } from './row-lineage.ts';
-import { groupBySchema, type KeptFiles, packBins, smallFiles, type RewriteBin } from './rewrite-plan.ts';
+import { changedPartitions, type PartitionedBin, packPartitionBins } from './rewrite-partitions.ts';
+import { groupBySchema, type KeptFiles, smallFiles } from './rewrite-plan.ts';
 import { commitWithRetries, passedOn } from './commit-driver.ts';
 import type { RetryPolicy } from './retry.ts';
 import { writeSnapshotAttempt } from './snapshot-commit.ts';
@@ -39,7 +40,7 @@ export interface RewriteDataFilesOptions {
   summary?: Record<string, string>;
 }
 
-export type RewriteSkipped = 'partitioned' | 'delete_files' | 'too_few_files';
+export type RewriteSkipped = 'delete_files' | 'too_few_files';
 
 export interface RewriteDataFilesResult {
   /** The replace snapshot on `main`; null when there was nothing to do. */
@@ -66,13 +67,17 @@ interface Rewrite {
   addedTotals: AppendedFiles;
   /** Rewritten manifests by the manifests they replace (see `replaceInManifests`). */
   rewritten: Map<string, WrittenManifest>;
+  /** Partitions the replaced and the new files are in (the summary's `changed-partition-count`). */
+  changedPartitions: number;
 }
 
 /**
- * Compacts an unpartitioned format v2 or v3 table: live data files smaller than the target are
- * read and written again, their rows unchanged, as few larger files, committed as one `replace`
- * snapshot on `main`. Files are grouped by the table schema they were written with (see
- * `groupBySchema`); a partitioned table or one with delete files is left alone. On a v3 table
+ * Compacts a format v2 or v3 table: live data files smaller than the target are read and written
+ * again, their rows unchanged, as few larger files, committed as one `replace` snapshot on
+ * `main`. Files are grouped by the table schema they were written with (see `groupBySchema`),
+ * then by partition (see `packPartitionBins`: a partition's small files become files of that
+ * partition; files of an older spec are written again under the current one); a table with
+ * delete files is left alone. On a v3 table
  * every row keeps its `_row_id` and `_last_updated_sequence_number`, written into the new
  * files (see row-lineage.ts).
  *
@@ -106,7 +111,7 @@ export async function rewriteDataFiles(options: RewriteDataFilesOptions): Promis
         ...(await replaceInManifests(io, metadata, contents, rewrite.replacedPaths, snapshotId, sequenceNumber, rewrite.rewritten)),
       ];
       for (const manifest of rewrite.rewritten.values()) wrote(manifest.location);
-      const summary = replaceSummary(branchHead(metadata)?.summary, rewrite.addedTotals, rewrite.removed, liveTotals(contents), options.summary);
+      const summary = replaceSummary(branchHead(metadata)?.summary, rewrite.addedTotals, rewrite.removed, liveTotals(contents), options.summary, rewrite.changedPartitions);
       // v3: the snapshot takes row ids for its new manifests as any other (Java's manifest list writer).
       const commit = await writeSnapshotAttempt(io, context, { snapshotId, sequenceNumber, manifests: listed, summary });
       const done = rewrite;
@@ -124,15 +129,14 @@ async function plan(
   options: RewriteDataFilesOptions,
   metadata: TableMetadata,
   contents: HeadContents,
-): Promise<{ bins: RewriteBin[]; kept: KeptFiles } | { skipped: RewriteSkipped }> {
-  if (defaultPartitionSpec(metadata).fields.length > 0) return { skipped: 'partitioned' };
+): Promise<{ bins: PartitionedBin[]; kept: KeptFiles } | { skipped: RewriteSkipped }> {
   if (contents.deleteFiles > 0) return { skipped: 'delete_files' };
   const target = BigInt(options.targetFileSizeBytes ?? tableTargetSize(metadata));
   const minInputFiles = options.minInputFiles ?? DEFAULT_MIN_INPUT_FILES;
-  const small = smallFiles(contents, metadata, target);
+  const small = smallFiles(contents, target);
   if (small.length < minInputFiles) return { skipped: 'too_few_files' };
   const kept: KeptFiles = new Map();
-  const bins = (await groupBySchema(options.io, metadata, small, kept)).flatMap((group) => packBins(group, target, minInputFiles));
+  const bins = (await groupBySchema(options.io, metadata, small, kept)).flatMap((group) => packPartitionBins(group, metadata, contents, target, minInputFiles));
   return bins.length === 0 ? { skipped: 'too_few_files' } : { bins, kept };
 }
 
@@ -157,7 +161,7 @@ async function writeRewrite(
   io: FileIO,
   start: TableMetadata,
   contents: HeadContents,
-  bins: readonly RewriteBin[],
+  bins: readonly PartitionedBin[],
   kept: KeptFiles,
   wrote: (location: string) => void,
 ): Promise<Rewrite> {
@@ -165,14 +169,16 @@ async function writeRewrite(
   const dataFiles: DataFile[] = [];
   const lineage = start['format-version'] >= 3 ? (file: ManifestDataFile) => inheritedLineage(contents, file) : undefined;
   for (const bin of bins) {
-    const file = await rewriteBin(io, start.location, bin, kept, lineage);
-    wrote(file.filePath);
-    dataFiles.push(file);
+    for (const file of await rewriteBin(io, start.location, bin, kept, lineage, bin.output)) {
+      wrote(file.filePath);
+      dataFiles.push(file);
+    }
   }
   kept.clear();
   const snapshotId = newSnapshotId();
   const startingSequenceNumber = BigInt(branchHead(start)?.['sequence-number'] ?? start['last-sequence-number'] ?? 0);
-  const added = await writeAddedManifest(io, start, defaultPartitionSpec(start), snapshotId, startingSequenceNumber, dataFiles);
+  const spec = defaultPartitionSpec(start);
+  const added = await writeAddedManifest(io, start, spec, snapshotId, startingSequenceNumber, dataFiles);
   wrote(added.location);
   const removed = counted(replaced.length, replaced);
   const addedTotals: AppendedFiles = {
@@ -183,7 +189,16 @@ async function writeRewrite(
   if (addedTotals.records !== removed.records) {
     throw new IcebergError('validation_failed', `the rewrite read ${removed.records} rows but wrote ${addedTotals.records}`);
   }
-  return { snapshotId, replacedPaths: new Set(replaced.map((file) => file.file_path)), dataFiles, added, removed, addedTotals, rewritten: new Map() };
+  return {
+    snapshotId,
+    replacedPaths: new Set(replaced.map((file) => file.file_path)),
+    dataFiles,
+    added,
+    removed,
+    addedTotals,
+    rewritten: new Map(),
+    changedPartitions: changedPartitions(contents, replaced, spec['spec-id'], dataFiles),
+  };
 }
 
 /** What a live data file's rows inherit: its first row id (as its entry was read, inheritance applied) and its data sequence number. */

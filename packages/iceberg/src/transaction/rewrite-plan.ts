@@ -25,15 +25,14 @@ export interface RewriteBin {
 }
 
 /**
- * The live data files worth rewriting: Parquet data files of unpartitioned specs, unencrypted,
- * smaller than the target, oldest commit first (by data sequence number, then path).
+ * The live data files worth rewriting: Parquet data files of any spec (see packPartitionBins),
+ * unencrypted, smaller than the target, oldest commit first (by data sequence number, then path).
  */
-export function smallFiles(contents: HeadContents, metadata: TableMetadata, targetBytes: bigint): ManifestEntry[] {
-  const unpartitioned = new Set(metadata['partition-specs'].filter((spec) => spec.fields.length === 0).map((spec) => spec['spec-id']));
+export function smallFiles(contents: HeadContents, targetBytes: bigint): ManifestEntry[] {
   return [...contents.live.values()]
-    .filter(({ entry, specId }) => {
+    .filter(({ entry }) => {
       const file = entry.dataFile;
-      return unpartitioned.has(specId) && file.content === 0 && file.file_format.toUpperCase() === 'PARQUET' && file.key_metadata == null && file.file_size_in_bytes < targetBytes;
+      return file.content === 0 && file.file_format.toUpperCase() === 'PARQUET' && file.key_metadata == null && file.file_size_in_bytes < targetBytes;
     })
     .map(({ entry }) => entry)
     .sort((a, b) => compareBigint(a.sequenceNumber ?? 0n, b.sequenceNumber ?? 0n) || (a.dataFile.file_path < b.dataFile.file_path ? -1 : 1));

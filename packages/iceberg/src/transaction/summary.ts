@@ -57,8 +57,8 @@ export function appendSummary(
 /**
  * The summary of a `replace` snapshot (a rewrite of data files: the same rows in other files),
  * with the keys Java's SnapshotSummary gives one: what was added, what was deleted
- * (`deleted-data-files`, `deleted-records`, `removed-files-size`), the one partition of an
- * unpartitioned table changed, and the totals from the parent's as for an append.
+ * (`deleted-data-files`, `deleted-records`, `removed-files-size`), the partitions changed (the
+ * one of an unpartitioned table), and the totals from the parent's as for an append.
  */
 export function replaceSummary(
   parent: SnapshotSummary | undefined,
@@ -66,12 +66,13 @@ export function replaceSummary(
   removed: AppendedFiles,
   listed: ListedTotals | undefined,
   properties: Record<string, string> = {},
+  changedPartitions = 1,
 ): SnapshotSummary {
   const summary = snapshotSummary('replace', parent, added, removed, listed, properties);
   summary['deleted-data-files'] = String(removed.dataFiles);
   summary['deleted-records'] = String(removed.records);
   summary['removed-files-size'] = String(removed.filesSize);
-  summary['changed-partition-count'] = '1';
+  summary['changed-partition-count'] = String(changedPartitions);
   return summary;
 }
 

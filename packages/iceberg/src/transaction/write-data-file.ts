@@ -3,7 +3,7 @@ import type { FileIO } from '../io/file-io.ts';
 import type { PartitionedRows } from '../partition/split.ts';
 import type { DataFile } from '../writer/data-file.ts';
 import { writeParquet, type ParquetWriteOptions } from '../writer/parquet.ts';
-import { dataFileLocation } from './locations.ts';
+import { putDataFile } from './put-data-file.ts';
 
 export interface WriteDataFileOptions {
   io: FileIO;
@@ -19,14 +19,6 @@ export interface WriteDataFileOptions {
 
 /** Writes an Arrow table as one Parquet data file under `<location>/data/` and describes it for a manifest. */
 export async function writeDataFile(options: WriteDataFileOptions): Promise<DataFile> {
-  const location = dataFileLocation(options.tableLocation, options.partition?.path);
   const written = writeParquet(options.table, options.parquet);
-  await options.io.put(location, written.bytes);
-  return {
-    filePath: location,
-    fileSizeInBytes: written.bytes.byteLength,
-    recordCount: written.recordCount,
-    metrics: written.metrics,
-    ...(options.partition ? { partition: options.partition.record } : {}),
-  };
+  return putDataFile({ io: options.io, tableLocation: options.tableLocation, written, ...(options.partition ? { partition: options.partition } : {}) });
 }

@@ -14,7 +14,8 @@ export interface WrittenManifest {
   /** The least data sequence number its entries carry; null when every entry inherits the commit's. */
   minSequenceNumber: bigint | null;
   counts: ManifestCounts;
-  partitions: FieldSummary[];
+  /** Null when they cannot be computed (readers then never skip the manifest). */
+  partitions: FieldSummary[] | null;
 }
 
 /** The file and row counts of a manifest's entries, and the least sequence number they carry. */

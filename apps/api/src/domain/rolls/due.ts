@@ -21,6 +21,7 @@ interface ViewRow {
   namespace: string;
   table_name: string;
   table_uuid: string | null;
+  partition_fields: string[];
   warehouse_id: string;
   roll_seconds: number;
   roll_bytes: string;
@@ -61,7 +62,7 @@ WITH pending AS (
   FROM sink_batches WHERE state = 'pending' AND ($4::text IS NULL OR sink_id = $4) GROUP BY sink_id
 ), view AS (
   SELECT s.id, s.project_id, s.name, s.state, s.namespace, s.table_name, s.table_uuid, s.warehouse_id,
-         s.roll_seconds, s.roll_bytes, s.inactivity_seconds, s.unknown_fields, s.last_roll->>'at' AS last_roll_at, s.roll_error,
+         s.roll_seconds, s.roll_bytes, s.inactivity_seconds, s.unknown_fields, s.last_roll->>'at' AS last_roll_at, s.roll_error, s.partition_fields,
          s.last_upkeep->>'at' AS last_upkeep_at, s.last_upkeep->>'outcome' AS last_upkeep_outcome,
          s.keep_snapshots, s.min_snapshot_age_seconds,
          coalesce(p.batches, 0) AS batches, coalesce(p.bytes, 0) AS bytes, p.oldest, p.newest,
@@ -125,6 +126,7 @@ export async function rollerView(db: Queryable, box: SecretBox, options: RollerV
       namespace: row.namespace,
       table: row.table_name,
       table_uuid: row.table_uuid,
+      partition: row.partition_fields,
       policy: {
         roll_seconds: row.roll_seconds,
         roll_bytes: Number(row.roll_bytes),

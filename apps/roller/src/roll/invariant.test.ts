@@ -1,5 +1,6 @@
 import { historyCovers, type Snapshot, type TableMetadata } from '@tablemere/iceberg';
 import { describe, expect, it } from 'vitest';
+import { metadataFixture } from '../../../../packages/iceberg/test/metadata-fixture.ts';
 import { bareEvidence, type Evidence, judgeIntent, keptHistoryCovers, snapshotIn } from './invariant.ts';
 
 const minute = 60_000;
@@ -18,20 +19,7 @@ function snapshot(id: bigint, parent: bigint | null, at: number, summary: Record
 
 /** One version of the table: its snapshots, main's head, and the earlier versions it lists (oldest first). */
 function metadata(snapshots: Snapshot[], head: bigint | null, log: Array<[at: number, file: string]> = []): TableMetadata {
-  return {
-    'format-version': 2,
-    'table-uuid': 'u',
-    location: 's3://w/t',
-    'last-updated-ms': t0,
-    'last-column-id': 1,
-    schemas: [],
-    'current-schema-id': 0,
-    'partition-specs': [],
-    'default-spec-id': 0,
-    snapshots,
-    ...(head === null ? {} : { refs: { main: { 'snapshot-id': head, type: 'branch' } } }),
-    ...(log.length === 0 ? {} : { 'metadata-log': log.map(([at, file]) => ({ 'timestamp-ms': at, 'metadata-file': file })) }),
-  };
+  return metadataFixture(snapshots, head, t0, log);
 }
 
 function evidence(current: TableMetadata, earlier: Record<string, TableMetadata> = {}, live: bigint[] = []): Evidence {

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { FileIO } from '../io/file-io.ts';
 import type { Snapshot, TableMetadata } from '../spec/metadata.ts';
 import { type ManifestFile, writeManifestList } from '../writer/manifest-list.ts';
+import { metadataFixture } from '../../test/metadata-fixture.ts';
 import { CLOCK_MARGIN_MS, landed, snapshotAttemptLanded } from './landed.ts';
 
 const minute = 60_000;
@@ -19,19 +20,7 @@ function snapshot(id: bigint, parent: bigint | null, at: number, list = `s3://w/
 }
 
 function table(snapshots: Snapshot[], head: bigint): TableMetadata {
-  return {
-    'format-version': 2,
-    'table-uuid': 'u',
-    location: 's3://w/t',
-    'last-updated-ms': t0,
-    'last-column-id': 1,
-    schemas: [],
-    'current-schema-id': 0,
-    'partition-specs': [],
-    'default-spec-id': 0,
-    snapshots,
-    refs: { main: { 'snapshot-id': head, type: 'branch' } },
-  };
+  return metadataFixture(snapshots, head, t0);
 }
 
 /** A store holding one manifest list: the head's, naming manifests added by `addedBy`. */

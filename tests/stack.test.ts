@@ -97,7 +97,7 @@ describe('npm start', () => {
         throw new Error(`${e.message}\n${output}`);
       });
       expect(child.exitCode, output).toBeNull();
-      expect(output).toContain('tablemere table create');
+      expect(output).toContain('tablemere sink create');
       const env = parseEnvFile(readFileSync(paths.envFile, 'utf8'));
       expect(env.TABLEMERE_API_URL).toBe(`http://127.0.0.1:${stackPorts(offset).api}`);
       const pids = readState(paths.stateFile)!.pids;

@@ -19,12 +19,15 @@ trap 'rm -rf "$work"' EXIT
 ns="phase10_$(date +%s)_$RANDOM"
 sink="${ns}_in"
 
-check "table create" tablemere table create "$TABLEMERE_WAREHOUSE" --namespace "$ns" --name events \
-  --column x:long:required --column who:string
-check "sink create --save writes a 0600 key file" bash -c \
+# One step, as the quickstart: the table with its columns, then its sink.
+check "sink create --column makes the table and the sink; --save writes a 0600 key file" bash -c \
   "node apps/cli/bin/tablemere.js sink create '$TABLEMERE_WAREHOUSE' --table '$ns.events' --name '$sink' \
+     --column x:long:required --column who:string \
      --inactivity-seconds 10 --save '$work/key.json' > '$work/create.out' 2>&1 \
+   && grep -q 'created table $ns.events' '$work/create.out' \
    && [ \"\$(stat -c %a '$work/key.json')\" = 600 ] && ! grep -q al_send_ '$work/create.out'"
+check "table list shows the table" bash -c \
+  "node apps/cli/bin/tablemere.js table list '$TABLEMERE_WAREHOUSE' --namespace '$ns' | grep -q '$ns.events'"
 sink_id=$(node -p "require('$work/key.json').sink_id")
 
 printf '[{"x": 1, "who": "north"}, {"x": 2}, {"x": "three"}]\n' > "$work/batch.json"

@@ -149,6 +149,9 @@ if (wantsCatalog('nessie')) await ensure(
   JSON.stringify(NESSIE),
 );
 
+/** Debian's multiarch directory for this machine's libraries (usr/lib/<it>/). */
+const debianMultiarch = () => `${process.arch === 'arm64' ? 'aarch64' : 'x86_64'}-linux-gnu`;
+
 function hasCommand(name) {
   return spawnSync('sh', ['-c', `command -v "${name}"`], { stdio: 'ignore' }).status === 0;
 }
@@ -173,15 +176,15 @@ if (forTests && !process.env.CHROMIUM_PATH && !hasCommand('chromium')) {
   run('apt-get', ['install', '-y', '-qq', '--no-install-recommends', 'chromium', 'fonts-liberation'], 'chromium for the status page test');
 }
 
-// Prometheus's promtool, which checks and unit-tests the alert rules (ops/prometheus/), and its
-// server, which the tests run against the stack: Debian's `prometheus` package holds both as
-// static Go binaries, so the package is downloaded and unpacked into .venv/prometheus, never
-// installed (no service, no user). Re-fetched when Debian's candidate version changes.
-const prometheusDir = path.join(root, '.venv', 'prometheus');
-const PROMETHEUS_BINARIES = ['promtool', 'prometheus'];
-if (forTests) {
+/**
+ * Debian's package `name`, downloaded and unpacked into `dir` (never installed: no service, no
+ * user, no root needed to use it): `files` maps each path inside the package to its name in
+ * `dir`. Re-fetched when Debian's candidate version changes. `required`: without apt (not a
+ * Debian-based machine) stop, else say what is missing and go on without it.
+ */
+async function debianPackage({ name, dir, files, what, required }) {
   const candidateOf = () => {
-    const policy = spawnSync('apt-cache', ['policy', 'prometheus'], { encoding: 'utf8' });
+    const policy = spawnSync('apt-cache', ['policy', name], { encoding: 'utf8' });
     return { policy, candidate: /Candidate: (\S+)/.exec(policy.stdout ?? '')?.[1] };
   };
   let { policy, candidate } = candidateOf();
@@ -190,26 +193,51 @@ if (forTests) {
     ({ policy, candidate } = candidateOf());
   }
   if (!candidate || candidate === '(none)') {
-    const why = policy.error ? 'apt-cache is not available here (the tests need a Debian-based machine)' : 'apt does not know that package here: run `apt-get update` (as root) and try again';
-    console.error(`[install] promtool and Prometheus (the alert rules' checks) come from Debian's \`prometheus\` package: ${why}`);
-    process.exit(1);
+    const why = policy.error ? 'apt-cache is not available here (a Debian-based machine has it)' : 'apt does not know that package here: run `apt-get update` (as root) and try again';
+    console.error(`[install] ${what} come from Debian's \`${name}\` package: ${why}`);
+    if (required) process.exit(1);
+    return;
   }
-  const stamp = '.venv/.tablemere-prometheus-install';
-  if (!PROMETHEUS_BINARIES.every((bin) => existsSync(path.join(prometheusDir, bin)))) rmSync(path.join(root, stamp), { force: true });
+  const stamp = `.venv/.tablemere-${name}-install`;
+  if (!Object.values(files).every((file) => existsSync(path.join(dir, file)))) rmSync(path.join(root, stamp), { force: true });
   await ensure(stamp, [], () => {
-    const download = path.join(prometheusDir, 'download');
-    rmSync(prometheusDir, { recursive: true, force: true });
+    const download = path.join(dir, 'download');
+    rmSync(dir, { recursive: true, force: true });
     mkdirSync(download, { recursive: true });
     aptUpdate(); // a stale list can name a version the mirror no longer has
-    const fetched = spawnSync('apt-get', ['-o', 'APT::Sandbox::User=root', 'download', `prometheus=${candidate}`], { cwd: download, stdio: quiet ? ['ignore', 'ignore', 'inherit'] : 'inherit' });
+    const fetched = spawnSync('apt-get', ['-o', 'APT::Sandbox::User=root', 'download', `${name}=${candidate}`], { cwd: download, stdio: quiet ? ['ignore', 'ignore', 'inherit'] : 'inherit' });
     if (fetched.status !== 0) {
-      console.error(`[install] apt-get download prometheus=${candidate} failed: run \`apt-get update\` (as root) and try again`);
+      console.error(`[install] apt-get download ${name}=${candidate} failed: run \`apt-get update\` (as root) and try again`);
       process.exit(1);
     }
     const deb = readdirSync(download).find((f) => f.endsWith('.deb'));
-    run('dpkg-deb', ['-x', path.join(download, deb), path.join(prometheusDir, 'root')], 'promtool and prometheus');
-    for (const bin of PROMETHEUS_BINARIES) renameSync(path.join(prometheusDir, 'root', 'usr', 'bin', bin), path.join(prometheusDir, bin));
+    run('dpkg-deb', ['-x', path.join(download, deb), path.join(dir, 'root')], what);
+    for (const [from, to] of Object.entries(files)) renameSync(path.join(dir, 'root', from), path.join(dir, to));
     rmSync(download, { recursive: true, force: true });
-    rmSync(path.join(prometheusDir, 'root'), { recursive: true, force: true });
+    rmSync(path.join(dir, 'root'), { recursive: true, force: true });
   }, candidate);
 }
+
+// Prometheus's promtool, which checks and unit-tests the alert rules (ops/prometheus/), and its
+// server, which the tests run against the stack: Debian's `prometheus` package holds both as
+// static Go binaries.
+if (forTests) {
+  await debianPackage({
+    name: 'prometheus',
+    dir: path.join(root, '.venv', 'prometheus'),
+    files: { 'usr/bin/promtool': 'promtool', 'usr/bin/prometheus': 'prometheus' },
+    what: "promtool and Prometheus (the alert rules' checks)",
+    required: true,
+  });
+}
+
+// jemalloc, which the API runs on (LD_PRELOAD where it is started, scripts/stack/allocator.ts):
+// it gives a flood's freed memory back to the system, glibc's malloc keeps it (research/42).
+// Without it the API still runs, on glibc's malloc; the tests check that it is in use.
+await debianPackage({
+  name: 'libjemalloc2',
+  dir: path.join(root, '.venv', 'jemalloc'),
+  files: { [`usr/lib/${debianMultiarch()}/libjemalloc.so.2`]: 'libjemalloc.so.2' },
+  what: "jemalloc (the API's allocator)",
+  required: forTests,
+});

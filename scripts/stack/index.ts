@@ -3,6 +3,7 @@ import { chmodSync, mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { migrate } from '@tablemere/db';
 import { bootstrap } from '../../apps/api/src/bootstrap.ts';
+import { apiAllocatorEnv } from './allocator.ts';
 import { writeEnvFile } from './env-file.ts';
 import { startJvmCatalog, type CatalogEndpoint, type CatalogName } from './jvm-catalogs.ts';
 import { busyPorts, stackPorts, type StackPorts } from './ports.ts';
@@ -177,14 +178,14 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       TABLEMERE_INTERNAL_PORT: String(ports.internal),
       TABLEMERE_INTERNAL_URL: `http://127.0.0.1:${ports.internal}`,
     };
-    const service = (name: string, entry: string, healthUrl: string) =>
+    const service = (name: string, entry: string, healthUrl: string, env: NodeJS.ProcessEnv = serviceEnv) =>
       timed(name, async () => {
         const proc = startProcess({
           name,
           cmd: process.execPath,
           args: ['--import', 'tsx', entry],
           cwd: opts.root,
-          env: serviceEnv,
+          env,
           logFile: path.join(paths.logs, `${name}.log`),
         });
         procs.push(proc);
@@ -192,7 +193,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
         recordState();
         await waitUntilReady(name, () => httpStatusIs(healthUrl), { deadlineMs: 60_000, proc });
       });
-    await service('api', 'apps/api/src/start.ts', `${apiUrl}/healthz`);
+    await service('api', 'apps/api/src/start.ts', `${apiUrl}/healthz`, { ...serviceEnv, ...apiAllocatorEnv(opts.root) });
     await service('roller', 'apps/roller/src/main.ts', `http://127.0.0.1:${ports.roller}/healthz`);
 
     const env = {

@@ -2,10 +2,12 @@ import './heap-tuning.ts';
 import { createPool, databaseHost, migrate } from '@tablemere/db';
 import { createS3Client } from '@tablemere/store';
 import { buildApp, buildInternalApp } from './app.ts';
+import { allocatorInUse } from './allocator.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { Maintenance, maintenanceTasks } from './domain/maintenance.ts';
 import { SecretBox } from './domain/secrets.ts';
 import { createLogger } from './logger.ts';
+import { returnMemoryAfterBursts } from './memory-return.ts';
 
 /** The API process: config once, migrations, listen, and a clean stop on SIGINT/SIGTERM. */
 async function main(): Promise<void> {
@@ -82,6 +84,7 @@ async function main(): Promise<void> {
   const internalAddress = await internalApp.listen({ host: config.internal.host, port: config.internal.port });
   app.log.level = internalApp.log.level = level;
   maintenance.start();
+  returnMemoryAfterBursts();
   logger.info(
     {
       address,
@@ -95,6 +98,7 @@ async function main(): Promise<void> {
       intake_bucket: config.store.intakeBucket,
       store_credentials: config.store.credentials ? 'environment (AWS_ACCESS_KEY_ID)' : 'AWS default credential chain',
       sinks_enabled: config.sinksEnabled,
+      ...allocatorInUse(),
     },
     `tablemere api listening on ${address}`,
   );

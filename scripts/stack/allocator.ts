@@ -8,8 +8,16 @@ import path from 'node:path';
  */
 export const JEMALLOC_CONF = 'background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0';
 
-/** Where scripts/ensure-install.mjs unpacks Debian's libjemalloc2; TABLEMERE_JEMALLOC names another copy. */
-export const jemallocLibrary = (root: string) => process.env.TABLEMERE_JEMALLOC ?? path.join(root, '.venv', 'jemalloc', 'libjemalloc.so.2');
+/**
+ * Where scripts/ensure-install.mjs unpacks Debian's libjemalloc2; TABLEMERE_JEMALLOC names another
+ * copy, or `off` for the C library's malloc (its trade: large sends cost less CPU, a flood's memory
+ * stays resident; research/42).
+ */
+const jemallocLibrary = (root: string): string | undefined => {
+  const chosen = process.env.TABLEMERE_JEMALLOC;
+  if (chosen === 'off') return undefined;
+  return chosen ?? path.join(root, '.venv', 'jemalloc', 'libjemalloc.so.2');
+};
 
 /**
  * What the API's environment needs to run on jemalloc (LD_PRELOAD, read by the dynamic loader at
@@ -19,6 +27,6 @@ export const jemallocLibrary = (root: string) => process.env.TABLEMERE_JEMALLOC 
  */
 export function apiAllocatorEnv(root: string): Record<string, string> {
   const library = jemallocLibrary(root);
-  if (!existsSync(library)) return {};
+  if (library === undefined || !existsSync(library)) return {};
   return { LD_PRELOAD: [process.env.LD_PRELOAD, library].filter(Boolean).join(' '), MALLOC_CONF: JEMALLOC_CONF };
 }

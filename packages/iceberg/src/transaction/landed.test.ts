@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { FileIO } from '../io/file-io.ts';
 import type { Snapshot, TableMetadata } from '../spec/metadata.ts';
-import { type ManifestFile, writeManifestList } from '../writer/manifest-list.ts';
-import { metadataFixture } from '../../test/metadata-fixture.ts';
+import { writeManifestList } from '../writer/manifest-list.ts';
+import { manifestFileFixture, metadataFixture } from '../../test/metadata-fixture.ts';
 import { CLOCK_MARGIN_MS, landed, snapshotAttemptLanded } from './landed.ts';
 
 const minute = 60_000;
@@ -25,23 +25,7 @@ function table(snapshots: Snapshot[], head: bigint): TableMetadata {
 
 /** A store holding one manifest list: the head's, naming manifests added by `addedBy`. */
 function store(list: string, addedBy: bigint[]): FileIO {
-  const manifests: ManifestFile[] = addedBy.map((id, i) => ({
-    manifest_path: `s3://w/t/metadata/m${i}.avro`,
-    manifest_length: 100n,
-    partition_spec_id: 0,
-    content: 0,
-    sequence_number: 1n,
-    min_sequence_number: 1n,
-    added_snapshot_id: id,
-    added_files_count: 1,
-    existing_files_count: 0,
-    deleted_files_count: 0,
-    added_rows_count: 1n,
-    existing_rows_count: 0n,
-    deleted_rows_count: 0n,
-    partitions: [],
-    key_metadata: null,
-  }));
+  const manifests = addedBy.map((id, i) => manifestFileFixture(`s3://w/t/metadata/m${i}.avro`, 100, { added_snapshot_id: id }));
   const bytes = writeManifestList({ snapshotId: 9n, parentSnapshotId: null, sequenceNumber: 9n, manifests });
   return {
     get: async (location) => {

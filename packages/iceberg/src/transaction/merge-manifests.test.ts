@@ -3,6 +3,7 @@ import { isIcebergError } from '../errors.ts';
 import type { FileIO } from '../io/file-io.ts';
 import type { TableMetadata } from '../spec/metadata.ts';
 import { ENTRY_STATUS, readManifest, readManifestEntries, writeManifest, writeManifestEntries, type ManifestFile } from '../writer/index.ts';
+import { manifestFileFixture } from '../../test/metadata-fixture.ts';
 import { DEFAULT_MANIFEST_MERGE_POLICY, ManifestMerger, manifestMergePolicy, packEnd, planManifestMerge } from './merge-manifests.ts';
 
 describe('packEnd (Java ListPacker.packEnd, lookback 1)', () => {
@@ -26,27 +27,7 @@ describe('packEnd (Java ListPacker.packEnd, lookback 1)', () => {
   });
 });
 
-/** A manifest list entry of `length` bytes with one live file unless told otherwise. */
-function listed(path: string, length: number, more: Partial<ManifestFile> = {}): ManifestFile {
-  return {
-    manifest_path: path,
-    manifest_length: BigInt(length),
-    partition_spec_id: 0,
-    content: 0,
-    sequence_number: 1n,
-    min_sequence_number: 1n,
-    added_snapshot_id: 1n,
-    added_files_count: 1,
-    existing_files_count: 0,
-    deleted_files_count: 0,
-    added_rows_count: 1n,
-    existing_rows_count: 0n,
-    deleted_rows_count: 0n,
-    partitions: [],
-    key_metadata: null,
-    ...more,
-  };
-}
+const listed = manifestFileFixture;
 
 const paths = (bins: ReturnType<typeof planManifestMerge>) => bins.map((b) => ({ specId: b.specId, merge: b.merge, manifests: b.manifests.map((m) => m.manifest_path) }));
 const unpartitioned = new Set([0]);

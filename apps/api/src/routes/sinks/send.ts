@@ -7,7 +7,7 @@ import { BACKLOG_RETRY_AFTER } from '../../domain/intake/drain.ts';
 import { BUSY_RETRY_AFTER_SECONDS, inFlightWeight } from '../../domain/intake/in-flight.ts';
 import { acceptBatch, throughDatabase, type BodyFormat, type IntakeAnswer, type SendBody } from '../../domain/intake/accept.ts';
 import type { BodyPool } from '../../http/body-pool.ts';
-import { aborted, CONTENT_CODINGS, contentCoding, readDecoded } from '../../http/content-encoding.ts';
+import { aborted, type Coding, CONTENT_CODINGS, contentCoding, readDecoded } from '../../http/content-encoding.ts';
 import { senderOf, sendKeyScope } from '../../http/auth.ts';
 import { apiError, RETRY_AFTER_SECONDS } from '../../errors.ts';
 import type { RouteDoc } from '../../openapi/route-doc.ts';
@@ -15,8 +15,27 @@ import type { SinkRouteDeps } from './context.ts';
 
 const sinkParam = (request: FastifyRequest) => (request.params as { sink: string }).sink;
 
-/** When each send's backlog check was answered: its batch is claimed after, so figures read before do not hold it. */
-const backlogCheckedAt = new WeakMap<FastifyRequest, number>();
+/**
+ * What the onRequest hook read and checked of a send's headers, for its body parser and its
+ * handler: each header is parsed once per request.
+ */
+interface CheckedSend {
+  batchId: string;
+  format: BodyFormat;
+  coding: Coding | undefined;
+  /** A compressed send's way to count more bytes in flight as its body decodes. */
+  reserve: (bytes: number) => void;
+  /** When the backlog check was answered: the batch is claimed after, so figures read before do not hold it. */
+  backlogCheckedAt: number;
+}
+const checkedSends = new WeakMap<FastifyRequest, CheckedSend>();
+
+/** The hook's reading of this send; it ran before any parser or handler of the route. */
+function checkedSend(request: FastifyRequest): CheckedSend {
+  const checked = checkedSends.get(request);
+  if (checked === undefined) throw new Error('send route: the onRequest hook did not run');
+  return checked;
+}
 
 const tooLarge = () =>
   apiError('body_too_large', {
@@ -64,15 +83,13 @@ const NDJSON_DIGEST_TAG = 'application/x-ndjson\n';
  * decompressed as it arrives, the limit and the hash on its decoded bytes (content-encoding.ts).
  */
 function readBody(request: FastifyRequest, payload: IncomingMessage, pool: BodyPool): Promise<SendBody> {
-  const format = bodyFormat(request);
-  const coding = contentCoding(request.headers['content-encoding']);
+  const { format, coding, reserve } = checkedSend(request);
   const header = request.headers['content-length'];
   const declared = header === undefined ? undefined : Number(header);
   if (declared !== undefined && declared > SEND_BODY_LIMIT) return Promise.reject(tooLarge());
   const hash = createHash('sha256');
   if (format === 'ndjson') hash.update(NDJSON_DIGEST_TAG);
   if (coding !== undefined) {
-    const reserve = reservations.get(request) ?? (() => undefined);
     return readDecoded(payload, coding, { limit: SEND_BODY_LIMIT, tooLarge, hash, pool, reserved: inFlightWeight(header), reserve }).then(({ bytes, wireBytes }) => ({ bytes, sha256: hash.digest(), format, wireBytes }));
   }
   const whole = declared !== undefined && Number.isSafeInteger(declared) && declared >= 0 ? pool.take(declared) : undefined;
@@ -116,9 +133,6 @@ function readBody(request: FastifyRequest, payload: IncomingMessage, pool: BodyP
     });
   });
 }
-
-/** A compressed send's way to count more bytes in flight as its body decodes (set by the route's onRequest hook). */
-const reservations = new WeakMap<FastifyRequest, (bytes: number) => void>();
 
 const EXAMPLE_RESULT = { accepted: 2, rejected: 0, reasons: [], batch_id: '2026-09-21T12:00:00Z-0001', bytes: 33, received_at: '2026-09-21T12:00:00.123456Z', state: 'pending' };
 
@@ -195,21 +209,21 @@ export function sendBatch(app: FastifyInstance, deps: SinkRouteDeps): void {
       scope.addContentTypeParser(Object.keys(MEDIA_TYPES), (request: FastifyRequest, payload: IncomingMessage) => readBody(request, payload, deps.bodies));
       scope.addHook('onRequest', async (request, reply) => {
         const batchId = idempotencyKey(request);
-        bodyFormat(request);
-        const coded = contentCoding(request.headers['content-encoding']) !== undefined;
+        const format = bodyFormat(request);
+        const coding = contentCoding(request.headers['content-encoding']);
         const sink = senderOf(request);
         // Held until the answer is sent or the connection is gone, whichever comes first. A
         // compressed body counts its Content-Length first, and more as it decodes.
         let held = inFlightWeight(request.headers['content-length']);
         reply.raw.once('close', deps.inFlight.enter(sink.id, held));
-        if (coded) {
-          reservations.set(request, (bytes) => {
-            reply.raw.once('close', deps.inFlight.enter(sink.id, bytes, held));
-            held += bytes;
-          });
-        }
+        const reserve = (bytes: number) => {
+          reply.raw.once('close', deps.inFlight.enter(sink.id, bytes, held));
+          held += bytes;
+        };
+        const checked: CheckedSend = { batchId, format, coding, reserve, backlogCheckedAt: 0 };
+        checkedSends.set(request, checked);
         const full = await throughDatabase(() => deps.backlog.isFull(sink.id));
-        backlogCheckedAt.set(request, Date.now());
+        checked.backlogCheckedAt = Date.now();
         if (full) {
           // A replay or a conflicting id is answered as such, whatever the backlog.
           const known = await throughDatabase(() =>
@@ -220,16 +234,17 @@ export function sendBatch(app: FastifyInstance, deps: SinkRouteDeps): void {
       });
       scope.post('/v1/sinks/:sink', { config: { accessLog: false, openapi: SEND_DOC } }, async (request, reply): Promise<SendResult> => {
         const sink = senderOf(request);
+        const checked = checkedSend(request);
         // No body at all (no parser ran) is an empty one: invalid JSON below.
-        const body = (request.body as SendBody | undefined) ?? { bytes: Buffer.alloc(0), sha256: createHash('sha256').digest(), format: bodyFormat(request), wireBytes: 0 };
+        const body = (request.body as SendBody | undefined) ?? { bytes: Buffer.alloc(0), sha256: createHash('sha256').digest(), format: checked.format, wireBytes: 0 };
         let answer: IntakeAnswer;
         try {
-          answer = await acceptBatch({ pool: deps.pool, intake: await throughDatabase(() => deps.intakes.of(sink.warehouseId)), claims: deps.claims, settler: deps.settler, log: request.log }, sink, idempotencyKey(request), body);
+          answer = await acceptBatch({ pool: deps.pool, intake: await throughDatabase(() => deps.intakes.of(sink.warehouseId)), claims: deps.claims, settler: deps.settler, log: request.log }, sink, checked.batchId, body);
         } finally {
           deps.bodies.give(body.bytes);
         }
         if (answer.status === 202) {
-          deps.backlog.added(sink.id, answer.body.bytes, backlogCheckedAt.get(request)!);
+          deps.backlog.added(sink.id, answer.body.bytes, checked.backlogCheckedAt);
           deps.metrics.intakeAccepted({ bytes: answer.body.bytes, rows: answer.body.accepted, rejected: answer.body.rejected });
         } else {
           void reply.header('idempotent-replayed', 'true');

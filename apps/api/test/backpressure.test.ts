@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKLOG_RETRY_AFTER, DRAIN_WINDOW_SECONDS } from '../src/domain/intake/drain.ts';
 import { dropNamespace, stackS3, suffix, type Answer } from './support/harness.ts';
 import { startInternalTestApi, type InternalTestApi } from './support/internal-harness.ts';
-import { createSink, createTable, otherApp, send } from './support/sinks.ts';
+import { clearSinkObjects, createSink, createTable, otherApp, send } from './support/sinks.ts';
 
 /** The cap of the capped app: this many batches waiting fill a sink's backlog. */
 const CAP = 3;
@@ -24,11 +24,7 @@ afterAll(async () => {
   await capped?.close();
   if (api) {
     const intake = new ObjectStore(stackS3(api.env), api.env.TABLEMERE_INTAKE_BUCKET!);
-    for (const sink of sinks) {
-      const keys: string[] = [];
-      for await (const page of intake.list(`_sink/${sink.id}/`)) keys.push(...page.objects.map((o) => o.key));
-      await intake.deleteMany(keys);
-    }
+    for (const sink of sinks) await clearSinkObjects(intake, sink.id);
     await dropNamespace(api.env, ns);
   }
   await api?.close();

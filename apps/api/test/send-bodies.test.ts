@@ -9,7 +9,7 @@ import { api as call, rssBytes, startBenchApi } from '../../../scripts/bench/api
 import { stackEnv, stackWarehouse } from '../../../tests/support/stack.ts';
 import { bootstrap } from '../src/bootstrap.ts';
 import { dropNamespace, stackS3, startTestApi, suffix, type TestApi } from './support/harness.ts';
-import { createSink, createTable, newBatchId, otherApp, send } from './support/sinks.ts';
+import { clearSinkObjects, createSink, createTable, newBatchId, otherApp, send } from './support/sinks.ts';
 
 /** The send route's other bodies (issue 24): NDJSON, and gzip, deflate and zstd, as the API answers them. */
 
@@ -26,11 +26,7 @@ beforeAll(async () => {
   sink = await createSink(api.app, api.adminKey, { name: 'bodies_in', table: `${ns}.events` });
 });
 afterAll(async () => {
-  if (sink) {
-    const keys: string[] = [];
-    for await (const page of intake.list(`_sink/${sink.id}/`)) keys.push(...page.objects.map((o) => o.key));
-    await intake.deleteMany(keys);
-  }
+  if (sink) await clearSinkObjects(intake, sink.id);
   await dropNamespace(api.env, ns);
   await api?.close();
 });

@@ -6,7 +6,7 @@ import { query, queryOne } from '@tablemere/db';
 import { BATCH_CONTENT_TYPE, batchKey, ObjectStore } from '@tablemere/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, dropNamespace, stackS3, startTestApi, suffix, type TestApi } from './support/harness.ts';
-import { createSink, createTable, newBatchId, otherApp, send } from './support/sinks.ts';
+import { clearSinkObjects, createSink, createTable, newBatchId, otherApp, send } from './support/sinks.ts';
 
 let api: TestApi;
 let s3: S3Client;
@@ -27,9 +27,7 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const s of [sink, second]) {
     if (!s) continue;
-    const keys: string[] = [];
-    for await (const page of intake.list(`_sink/${s.id}/`)) keys.push(...page.objects.map((o) => o.key));
-    await intake.deleteMany(keys);
+    await clearSinkObjects(intake, s.id);
   }
   s3?.destroy();
   await dropNamespace(api.env, ns);

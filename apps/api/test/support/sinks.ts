@@ -1,4 +1,5 @@
 import { CreatedSink } from '@tablemere/contracts';
+import type { ObjectStore } from '@tablemere/store';
 import type { FastifyInstance } from 'fastify';
 import { expect } from 'vitest';
 import { buildApp, type AppDeps } from '../../src/app.ts';
@@ -6,6 +7,12 @@ import { createLogger } from '../../src/logger.ts';
 import { SecretBox } from '../../src/domain/secrets.ts';
 import { answerOf, call, stackS3, type Answer, type TestApi } from './harness.ts';
 
+/** Removes every intake object of a sink (its batches, rejects and sidecars): a test's clean-up. */
+export async function clearSinkObjects(intake: ObjectStore, sinkId: string): Promise<void> {
+  const keys: string[] = [];
+  for await (const page of intake.list(`_sink/${sinkId}/`)) keys.push(...page.objects.map((o) => o.key));
+  await intake.deleteMany(keys);
+}
 
 /** An unpartitioned table through the API: `x long required, who string`. */
 export async function createTable(api: TestApi, namespace: string, name: string): Promise<void> {

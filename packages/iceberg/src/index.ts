@@ -44,7 +44,7 @@ export {
   type PassedOn,
 } from './transaction/commit-driver.ts';
 export { CLOCK_MARGIN_MS, historyCovers, landed, type Landed, snapshotAttemptLanded } from './transaction/landed.ts';
-export { mainSnapshotCommit, type NewSnapshot, type SnapshotAttempt, writeSnapshotAttempt } from './transaction/snapshot-commit.ts';
+export { type NewSnapshot, type SnapshotAttempt, writeSnapshotAttempt } from './transaction/snapshot-commit.ts';
 export { listEntry, tally, type ManifestCounts, type WrittenManifest } from './transaction/written-manifest.ts';
 export { newSnapshotId } from './transaction/snapshot-id.ts';
 export { dataFileLocation, manifestListLocation, manifestLocation } from './transaction/locations.ts';

@@ -1,6 +1,6 @@
 import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -84,6 +84,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await api?.stop();
   await dropNamespace(namespace);
+  // It holds a send key file.
+  rmSync(work, { recursive: true, force: true });
 });
 
 /** Two accepted rows and one with a field the table lacks, which the roll rejects. */

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { CreatedSink } from '@tablemere/contracts';
@@ -35,6 +35,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await dropNamespace(namespace);
   await api?.stop();
+  // It holds send key files.
+  rmSync(work, { recursive: true, force: true });
 });
 
 describe('tablemere sink create with its table', () => {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { RotatedSendKey, Sink } from '@tablemere/contracts';
@@ -42,6 +42,8 @@ afterAll(async () => {
   if (api) await tablemere(['sink', 'delete', 'events_in', '--discard-pending']);
   await api?.stop();
   await dropNamespace(namespace);
+  // It holds send key files.
+  rmSync(work, { recursive: true, force: true });
 });
 
 describe('tablemere sink rotate-key', () => {

@@ -79,6 +79,8 @@ async function main(): Promise<void> {
     const targets = routes.filter((r) => args.only === undefined || (args.only === 'send') === r.path.startsWith('/v1/sinks/snk_'));
     const agent = new http.Agent({ keepAlive: true, maxSockets: Number(args.concurrency) });
     const statuses = new Map<number, number>();
+    // Requests that got no answer, by what went wrong and what was sent.
+    const unanswered = new Map<string, number>();
     const post = (i: number): Promise<void> =>
       new Promise((resolve) => {
         const route = targets[i % targets.length]!;
@@ -99,8 +101,10 @@ async function main(): Promise<void> {
             });
           },
         );
-        req.on('error', () => {
+        req.on('error', (error: NodeJS.ErrnoException) => {
           statuses.set(0, (statuses.get(0) ?? 0) + 1);
+          const what = `${error.code ?? error.message} on ${route.path.startsWith('/v1/sinks/snk_') ? 'send' : route.path} with ${sent.encoding ?? sent.type} (${sent.body.length} B)`;
+          unanswered.set(what, (unanswered.get(what) ?? 0) + 1);
           resolve();
         });
         req.end(sent.body);
@@ -142,7 +146,7 @@ async function main(): Promise<void> {
     const serverErrors = [...statuses].filter(([status]) => status >= 500 || status === 0).reduce((n, [, count]) => n + count, 0);
     const line =
       `${total} malformed requests (${bodies.length} bodies x ${targets.length} routes, c=${args.concurrency}) in ${seconds.toFixed(1)} s: ` +
-      `statuses ${[...statuses].sort(([a], [b]) => a - b).map(([s, n]) => `${s} x${n}`).join(', ')} (${serverErrors} of 5xx or no answer; goal 0); ` +
+      `statuses ${[...statuses].sort(([a], [b]) => a - b).map(([s, n]) => `${s} x${n}`).join(', ')} (${serverErrors} of 5xx or no answer; goal 0${unanswered.size ? `; no answer: ${[...unanswered].map(([what, n]) => `${n} x ${what}`).join(', ')}` : ''}); ` +
       `API RSS ${(before / MIB).toFixed(0)} MiB before, peak ${(peak / MIB).toFixed(0)} MiB, ${(rightAfter / MIB).toFixed(0)} MiB right after, ` +
       `${(after / MIB).toFixed(0)} MiB after ${args.after} s of ordinary sends (${ordinary}) = ${(after / before).toFixed(2)}x the start (goal <= 1.25x); then V8 heap ${metric('nodejs_heap_size_total_bytes')} MiB (used ${metric('nodejs_heap_size_used_bytes')}), external ${metric('nodejs_external_memory_bytes')} MiB`;
     console.log(`bench:bad-input ${new Date().toISOString().slice(0, 16)}Z, ${os.cpus().length} cores, load average ${os.loadavg()[0]!.toFixed(1)}: ${line}`);

@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { IcebergError } from '@tablemere/iceberg';
 import { z } from 'zod';
+import { lingerOnClose } from './http/lingering-close.ts';
 
 /**
  * Every error code the API answers, with its status and a default message that says what
@@ -174,8 +175,12 @@ export function sendError(error: unknown, request: FastifyRequest, reply: Fastif
     request.log.info({ code: apiErr.code, status: apiErr.status }, 'request refused');
   }
   // Refused before the body was read (auth, caps, a declared length over the limit): close the
-  // connection after the answer, so Node does not read and discard the rest of the body first.
-  if (request.raw.complete === false) void reply.header('connection', 'close');
+  // connection after the answer, so Node does not read and discard the rest of the body first;
+  // but not at once, or the client may never see the answer (lingering-close.ts).
+  if (request.raw.complete === false) {
+    void reply.header('connection', 'close');
+    lingerOnClose(request.raw);
+  }
   void reply
     .status(apiErr.status)
     .headers(apiErr.headers)

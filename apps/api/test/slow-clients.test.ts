@@ -2,6 +2,7 @@ import net from 'node:net';
 import type { CreatedSink } from '@tablemere/contracts';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LINGER_MS } from '../src/http/lingering-close.ts';
 import { ApiMetrics } from '../src/http/metrics.ts';
 import { dropNamespace, startTestApi, suffix, type TestApi } from './support/harness.ts';
 import { createSink, createTable, otherApp } from './support/sinks.ts';
@@ -146,5 +147,67 @@ describe('a client that hangs up mid-body', () => {
     expect(lines.filter((line) => line.code === 'client_aborted').map((line) => line.level)).toEqual([30, 30]);
     expect(await count(499)).toBe(aborted + 1);
     expect([failed, await count(500)]).toEqual([0, 0]);
+  });
+});
+
+/**
+ * Headers, then the answer awaited, then `body` written in 64 KiB pieces `everyMs` apart: what
+ * came back, whether any write failed or the connection was reset, and when it closed.
+ */
+function writeAfterAnswer(head: string, body: Buffer, everyMs: number, waitMs: number): Promise<{ answer: string; failed: string | undefined; ended: boolean; closedAfterAnswerMs: number | undefined }> {
+  return new Promise((resolve) => {
+    // Half-open allowed: the client goes on writing after the server's end, as one that sends its whole body before reading does.
+    const socket = net.connect({ port, host: '127.0.0.1', allowHalfOpen: true });
+    let answer = '';
+    let answeredAt = 0;
+    let failed: string | undefined;
+    let ended = false;
+    const finish = (closed: boolean) => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve({ answer, failed, ended, closedAfterAnswerMs: closed && answeredAt ? Date.now() - answeredAt : undefined });
+    };
+    const timer = setTimeout(() => finish(false), waitMs);
+    socket.on('error', (error: NodeJS.ErrnoException) => (failed ??= error.code ?? error.message));
+    socket.on('end', () => {
+      ended = true;
+    });
+    socket.on('close', () => finish(true));
+    socket.once('data', async (chunk: Buffer) => {
+      answeredAt = Date.now();
+      answer += chunk.toString('latin1');
+      for (let at = 0; at < body.length && !socket.destroyed; at += 65_536) {
+        socket.write(body.subarray(at, at + 65_536));
+        if (everyMs) await new Promise((r) => setTimeout(r, everyMs));
+      }
+      if (!socket.destroyed) socket.end();
+    });
+    socket.on('connect', () => socket.write(head));
+  });
+}
+
+describe('an answer given before the body', () => {
+  // Over the control routes' 1 MiB: 413 from the Content-Length, before a byte of the body is read.
+  const large = Buffer.alloc(1_500_000, 0x20);
+
+  it('reaches a client that goes on sending its body: the rest is read and dropped, then the connection ends cleanly', async () => {
+    for (const head of [keysHead(large.length), `POST /v1/keys HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${large.length}\r\n\r\n`]) {
+      const outcome = await writeAfterAnswer(head, large, 0, 10_000);
+      expect(outcome.answer).toMatch(/^HTTP\/1\.1 (413|401)/);
+      expect(outcome.answer).toMatch(/\r\nconnection: close\r\n/i);
+      // Closed at once, the server's unread bytes make its kernel reset the connection: this
+      // client's writes after the answer fail (EPIPE or ECONNRESET) and it never reads the end.
+      expect(outcome.failed).toBeUndefined();
+      expect(outcome.ended).toBe(true);
+    }
+  });
+
+  it('reads the rest of a body for at most LINGER_MS', async () => {
+    // 1.5 MB at 64 KiB every 100 ms would take ~2.3 s: the server stops listening first.
+    const outcome = await writeAfterAnswer(keysHead(large.length), large, 100, 10_000);
+    expect(outcome.answer).toMatch(/^HTTP\/1\.1 413/);
+    expect(outcome.closedAfterAnswerMs).toBeDefined();
+    expect(outcome.closedAfterAnswerMs!).toBeGreaterThanOrEqual(LINGER_MS - 100);
+    expect(outcome.closedAfterAnswerMs!).toBeLessThanOrEqual(LINGER_MS + SLACK_MS);
   });
 });

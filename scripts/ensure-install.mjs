@@ -149,9 +149,6 @@ if (wantsCatalog('nessie')) await ensure(
   JSON.stringify(NESSIE),
 );
 
-/** Debian's multiarch directory for this machine's libraries (usr/lib/<it>/). */
-const debianMultiarch = () => `${process.arch === 'arm64' ? 'aarch64' : 'x86_64'}-linux-gnu`;
-
 function hasCommand(name) {
   return spawnSync('sh', ['-c', `command -v "${name}"`], { stdio: 'ignore' }).status === 0;
 }
@@ -179,10 +176,10 @@ if (forTests && !process.env.CHROMIUM_PATH && !hasCommand('chromium')) {
 /**
  * Debian's package `name`, downloaded and unpacked into `dir` (never installed: no service, no
  * user, no root needed to use it): `files` maps each path inside the package to its name in
- * `dir`. Re-fetched when Debian's candidate version changes. `required`: without apt (not a
- * Debian-based machine) stop, else say what is missing and go on without it.
+ * `dir`. Re-fetched when Debian's candidate version changes. Without apt (not a Debian-based
+ * machine) it stops, saying what is missing.
  */
-async function debianPackage({ name, dir, files, what, required }) {
+async function debianPackage({ name, dir, files, what }) {
   const candidateOf = () => {
     const policy = spawnSync('apt-cache', ['policy', name], { encoding: 'utf8' });
     return { policy, candidate: /Candidate: (\S+)/.exec(policy.stdout ?? '')?.[1] };
@@ -195,8 +192,7 @@ async function debianPackage({ name, dir, files, what, required }) {
   if (!candidate || candidate === '(none)') {
     const why = policy.error ? 'apt-cache is not available here (a Debian-based machine has it)' : 'apt does not know that package here: run `apt-get update` (as root) and try again';
     console.error(`[install] ${what} come from Debian's \`${name}\` package: ${why}`);
-    if (required) process.exit(1);
-    return;
+    process.exit(1);
   }
   const stamp = `.venv/.tablemere-${name}-install`;
   if (!Object.values(files).every((file) => existsSync(path.join(dir, file)))) rmSync(path.join(root, stamp), { force: true });
@@ -227,17 +223,6 @@ if (forTests) {
     dir: path.join(root, '.venv', 'prometheus'),
     files: { 'usr/bin/promtool': 'promtool', 'usr/bin/prometheus': 'prometheus' },
     what: "promtool and Prometheus (the alert rules' checks)",
-    required: true,
   });
 }
 
-// jemalloc, which the API runs on (LD_PRELOAD where it is started, scripts/stack/allocator.ts):
-// it gives a flood's freed memory back to the system, glibc's malloc keeps it (research/42).
-// Without it the API still runs, on glibc's malloc; the tests check that it is in use.
-await debianPackage({
-  name: 'libjemalloc2',
-  dir: path.join(root, '.venv', 'jemalloc'),
-  files: { [`usr/lib/${debianMultiarch()}/libjemalloc.so.2`]: 'libjemalloc.so.2' },
-  what: "jemalloc (the API's allocator)",
-  required: forTests,
-});

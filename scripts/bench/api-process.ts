@@ -5,7 +5,6 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { repoRoot, stackEnv } from '../../tests/support/stack.ts';
-import { apiAllocatorEnv } from '../stack/allocator.ts';
 import { freePort } from '../../tests/support/ports.ts';
 
 export interface Server {
@@ -42,8 +41,7 @@ export async function startServer(name: string, script: string, nodeArgs: string
 /**
  * The API as its own process over `databaseUrl` and the stack's store, so a bench measures
  * it alone (CPU, RSS). No roller runs beside it: the backlog only grows, so its caps are
- * lifted. It runs on the allocator a deployment gives it (scripts/stack/allocator.ts); `env` adds or
- * overrides variables.
+ * lifted. `env` adds or overrides variables.
  */
 export async function startBenchApi(name: string, databaseUrl: string, secretKey: string, options: { nodeArgs?: string[]; env?: NodeJS.ProcessEnv } = {}): Promise<Server> {
   const stack = stackEnv();
@@ -66,7 +64,6 @@ export async function startBenchApi(name: string, databaseUrl: string, secretKey
       TABLEMERE_SINK_MAX_PENDING_BYTES: String(1e15),
       TABLEMERE_SINK_MAX_PENDING_BATCHES: String(1e12),
       TABLEMERE_MAINTENANCE_INTERVAL_SECONDS: '86400',
-      ...apiAllocatorEnv(repoRoot),
       ...options.env,
     },
     port,

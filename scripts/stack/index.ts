@@ -3,7 +3,6 @@ import { chmodSync, mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { migrate } from '@tablemere/db';
 import { bootstrap } from '../../apps/api/src/bootstrap.ts';
-import { apiAllocatorEnv } from './allocator.ts';
 import { writeEnvFile } from './env-file.ts';
 import { startJvmCatalog, type CatalogEndpoint, type CatalogName } from './jvm-catalogs.ts';
 import { busyPorts, stackPorts, type StackPorts } from './ports.ts';
@@ -193,7 +192,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
         recordState();
         await waitUntilReady(name, () => httpStatusIs(healthUrl), { deadlineMs: 60_000, proc });
       });
-    await service('api', 'apps/api/src/start.ts', `${apiUrl}/healthz`, { ...serviceEnv, ...apiAllocatorEnv(opts.root) });
+    await service('api', 'apps/api/src/start.ts', `${apiUrl}/healthz`, serviceEnv);
     await service('roller', 'apps/roller/src/main.ts', `http://127.0.0.1:${ports.roller}/healthz`);
 
     const env = {

@@ -1,5 +1,6 @@
 import v8 from 'node:v8';
 import vm from 'node:vm';
+import { mallocTrim } from './malloc-trim.ts';
 
 /**
  * Gives back what a burst of requests left behind. A flood of bodies leaves their buffers
@@ -12,14 +13,13 @@ import vm from 'node:vm';
  * and then not at all, never while the burst lasts, and at most once per `everyMs` (a full
  * collection of the API's heap takes some tens of ms). Collecting during a stream of large sends (first version) cost them
  * ~10 ms each: the shrunk heap grew again through more collections (research/42). The buffers it
- * frees go back to the system when the API runs on jemalloc (allocator.ts); glibc's malloc
- * keeps most of them resident.
+ * frees are then handed back to the system (malloc-trim.ts).
  */
 export function returnMemoryAfterBursts(
   everyMs = 10_000,
   marginBytes = 32 * 1024 * 1024,
   rss = process.memoryUsage.rss,
-  collect = fullCollection(),
+  collect = fullCollection(mallocTrim()),
   busy = loopBusy(),
 ): NodeJS.Timeout {
   let floor = rss();
@@ -51,10 +51,17 @@ function loopBusy(): () => boolean {
   };
 }
 
-/** A full collection that also gives the heap's emptied pages back ('last-resort': until nothing more is freed). */
-function fullCollection(): () => void {
+/**
+ * A full collection that also gives the heap's emptied pages back ('last-resort': until nothing
+ * more is freed), then, a second later, malloc's free pages (`release`): the buffers outside the
+ * heap are freed by the collection and by V8's sweeper after it.
+ */
+function fullCollection(release: (() => void) | undefined): () => void {
   v8.setFlagsFromString('--expose-gc');
   // The flag applies to contexts made after it: a new one hands out the gc function.
   const gc = vm.runInNewContext('gc') as (options: object) => void;
-  return () => gc({ type: 'major', flavor: 'last-resort' });
+  return () => {
+    gc({ type: 'major', flavor: 'last-resort' });
+    if (release) setTimeout(release, 1_000).unref();
+  };
 }

@@ -2,11 +2,11 @@ import './heap-tuning.ts';
 import { createPool, databaseHost, migrate } from '@tablemere/db';
 import { createS3Client } from '@tablemere/store';
 import { buildApp, buildInternalApp } from './app.ts';
-import { allocatorInUse } from './allocator.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { Maintenance, maintenanceTasks } from './domain/maintenance.ts';
 import { SecretBox } from './domain/secrets.ts';
 import { createLogger } from './logger.ts';
+import { mallocTrim } from './malloc-trim.ts';
 import { returnMemoryAfterBursts } from './memory-return.ts';
 
 /** The API process: config once, migrations, listen, and a clean stop on SIGINT/SIGTERM. */
@@ -98,7 +98,8 @@ async function main(): Promise<void> {
       intake_bucket: config.store.intakeBucket,
       store_credentials: config.store.credentials ? 'environment (AWS_ACCESS_KEY_ID)' : 'AWS default credential chain',
       sinks_enabled: config.sinksEnabled,
-      ...allocatorInUse(),
+      // Whether memory freed after a burst goes back to the system (glibc's malloc_trim; research/42).
+      malloc_trim: mallocTrim() !== undefined,
     },
     `tablemere api listening on ${address}`,
   );

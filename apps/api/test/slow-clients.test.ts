@@ -191,9 +191,10 @@ describe('an answer given before the body', () => {
   const large = Buffer.alloc(1_500_000, 0x20);
 
   it('reaches a client that goes on sending its body: the rest is read and dropped, then the connection ends cleanly', async () => {
-    for (const head of [keysHead(large.length), `POST /v1/keys HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${large.length}\r\n\r\n`]) {
+    const withoutKey = `POST /v1/keys HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${large.length}\r\n\r\n`;
+    for (const [head, status] of [[keysHead(large.length), 413], [withoutKey, 401]] as const) {
       const outcome = await writeAfterAnswer(head, large, 0, 10_000);
-      expect(outcome.answer).toMatch(/^HTTP\/1\.1 (413|401)/);
+      expect(outcome.answer).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `));
       expect(outcome.answer).toMatch(/\r\nconnection: close\r\n/i);
       // Closed at once, the server's unread bytes make its kernel reset the connection: this
       // client's writes after the answer fail (EPIPE or ECONNRESET) and it never reads the end.

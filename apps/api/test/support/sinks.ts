@@ -1,5 +1,5 @@
 import { CreatedSink } from '@tablemere/contracts';
-import type { ObjectStore } from '@tablemere/store';
+import { sinkPrefix, type ObjectStore } from '@tablemere/store';
 import type { FastifyInstance } from 'fastify';
 import { expect } from 'vitest';
 import { buildApp, type AppDeps } from '../../src/app.ts';
@@ -10,7 +10,7 @@ import { answerOf, call, stackS3, type Answer, type TestApi } from './harness.ts
 /** Removes every intake object of a sink (its batches, rejects and sidecars): a test's clean-up. */
 export async function clearSinkObjects(intake: ObjectStore, sinkId: string): Promise<void> {
   const keys: string[] = [];
-  for await (const page of intake.list(`_sink/${sinkId}/`)) keys.push(...page.objects.map((o) => o.key));
+  for await (const page of intake.list(sinkPrefix(sinkId))) keys.push(...page.objects.map((o) => o.key));
   await intake.deleteMany(keys);
 }
 

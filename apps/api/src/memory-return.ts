@@ -19,7 +19,7 @@ export function returnMemoryAfterBursts(
   everyMs = 10_000,
   marginBytes = 32 * 1024 * 1024,
   rss = process.memoryUsage.rss,
-  collect = fullCollection(mallocTrim()),
+  collect = fullCollection(mallocTrim),
   busy = loopBusy(),
 ): NodeJS.Timeout {
   let floor = rss();

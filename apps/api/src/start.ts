@@ -99,7 +99,7 @@ async function main(): Promise<void> {
       store_credentials: config.store.credentials ? 'environment (AWS_ACCESS_KEY_ID)' : 'AWS default credential chain',
       sinks_enabled: config.sinksEnabled,
       // Whether memory freed after a burst goes back to the system (glibc's malloc_trim; research/42).
-      malloc_trim: mallocTrim() !== undefined,
+      malloc_trim: mallocTrim !== undefined,
     },
     `tablemere api listening on ${address}`,
   );

@@ -15,8 +15,13 @@ export const LINGER_MS = 2_000;
  */
 export function lingerOnClose(request: IncomingMessage, lingerMs = LINGER_MS): void {
   const socket = request.socket;
-  // Node calls destroySoon once the answer that says `Connection: close` is written.
+  // A socket of inject() (light-my-request) has none: nothing to close there.
+  if (typeof socket.destroySoon !== 'function') return;
+  const closeAtOnce = socket.destroySoon.bind(socket);
+  // Node calls destroySoon once the answer that says `Connection: close` is written. A body
+  // that arrived whole meanwhile leaves nothing unread: then the connection closes at once.
   socket.destroySoon = () => {
+    if (request.complete) return closeAtOnce();
     socket.end();
     const timer = setTimeout(() => socket.destroy(), lingerMs).unref();
     socket.once('close', () => clearTimeout(timer));

@@ -34,6 +34,19 @@ try {
   process.exit(1);
 }
 const paths = stackPaths(root, process.env.TABLEMERE_STACK_DIR);
+// Before the quickstart is printed: whoever reads it may press Ctrl-C at once.
+let stopping = false;
+const shutdown = async (signal: string) => {
+  if (stopping) return;
+  stopping = true;
+  say(`${signal}: stopping…`);
+  await stack.stop();
+  say('stopped');
+  process.exit(0);
+};
+process.on('SIGINT', () => void shutdown('SIGINT'));
+process.on('SIGTERM', () => void shutdown('SIGTERM'));
+process.on('SIGHUP', () => void shutdown('SIGHUP'));
 const seconds = (ms: number | undefined) => ((ms ?? 0) / 1000).toFixed(1);
 say(`ready in ${seconds(stack.timings.total)} s (postgres ${seconds(stack.timings.postgres)} s, seaweedfs ${seconds(stack.timings.seaweedfs)} s)`);
 console.log(`
@@ -60,16 +73,3 @@ Quickstart, in another terminal at the repo root (README.md has the whole walk-t
 
 Data is fresh at every start. Ctrl-C stops everything.
 `);
-
-let stopping = false;
-const shutdown = async (signal: string) => {
-  if (stopping) return;
-  stopping = true;
-  say(`${signal}: stopping…`);
-  await stack.stop();
-  say('stopped');
-  process.exit(0);
-};
-process.on('SIGINT', () => void shutdown('SIGINT'));
-process.on('SIGTERM', () => void shutdown('SIGTERM'));
-process.on('SIGHUP', () => void shutdown('SIGHUP'));

@@ -1,19 +1,23 @@
 /**
  * Ledger growth benchmark: does a send's ledger work stay flat as `sink_batches` grows?
- * On a scratch database of the local stack's Postgres (dropped at the end), the API's own
- * ledger writer (LedgerWrites: grouped claims and settlements) claims and settles batches of
- * one sink, `--concurrency` at once with a 2 ms pause for the store between claim and
- * settle, at each ledger size of `--sizes`. The ledger is filled up to each size by SQL
- * (generate_series, sorted like the index): a week of days, committed rows spread over 100
- * sinks, an eighth of them on the claims' own day (the empty ledger has the same days, empty). After each size, a day's prune: one day
- * dropped whole (its partition) and, for comparison, the same number of rows of another day
- * deleted. Prints, per size, the Postgres CPU per batch (the bench's own backends, from
- * /proc: the stack's Postgres is shared, so only they are counted), claim and settle p50/p99,
- * the ratios to the first size (goal: within 1.25x), the prune times and the disk used.
+ * Every size of `--sizes` gets a scratch database of its own on the local stack's Postgres
+ * (dropped at the end), filled by SQL (generate_series, sorted like the index): a week of
+ * days, committed rows spread over 100 sinks, an eighth of them on the claims' own day (the
+ * empty ledger has the same days, empty). Then the timed rounds go round the databases, each
+ * round in another order: the API's own ledger writer (LedgerWrites: grouped claims and
+ * settlements) claims and settles `--batches` new batches of one sink, `--concurrency` at
+ * once with a 2 ms pause for the store between claim and settle (each round adds its batches
+ * to its ledger: the empty one ends with a few tens of thousands of rows). Last, in each
+ * filled database, a day's prune: one day dropped whole (its partition) and, for comparison,
+ * the same number of rows of another day deleted. Prints, per size, the Postgres CPU per batch
+ * (the median of the rounds; the bench's own backends, from /proc: the stack's Postgres is
+ * shared, so only they are counted), claim and settle p50/p99 over all rounds, the ratios to
+ * the first size (goal: within 1.25x), the prune times and the disk used.
  *
- *   npm run bench:ledger [-- --sizes 0,3000000,30000000 --batches 6000 --concurrency 50 --rounds 2]
+ *   npm run bench:ledger [-- --sizes 0,3000000,30000000 --batches 6000 --concurrency 50 --rounds 6]
  */
 import { randomBytes } from 'node:crypto';
+import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { createDatabase, createPool, dropDatabase, migrate, query, queryOne, type Pool } from '@tablemere/db';
 import { bootstrap } from '../../apps/api/src/bootstrap.ts';
@@ -27,7 +31,7 @@ const { values: args } = parseArgs({
     sizes: { type: 'string', default: '0,3000000,30000000' },
     batches: { type: 'string', default: '6000' },
     concurrency: { type: 'string', default: '50' },
-    rounds: { type: 'string', default: '2' },
+    rounds: { type: 'string', default: '6' },
     /** Days of settled rows the ledger holds before today (the replay window). */
     days: { type: 'string', default: '7' },
   },
@@ -40,20 +44,21 @@ const pastDays = Number(args.days);
 const SINKS = 100;
 
 const run = randomBytes(4).toString('hex');
-const application = `bench-ledger-${run}`;
-const url = new URL(stackEnv().DATABASE_URL!);
-url.pathname = `/bench_ledger_${run}`;
-const databaseUrl = url.toString();
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const percentile = (values: number[], p: number) => {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
 };
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+};
 const mb = (bytes: number) => `${(bytes / 1e6).toFixed(0)} MB`;
 
 /** CPU ms of this bench's Postgres backends (found by application name), by pid. */
-async function backendCpu(pool: Pool): Promise<Map<number, number>> {
+async function backendCpu(pool: Pool, application: string): Promise<Map<number, number>> {
   const rows = await query<{ pid: number }>(pool, 'SELECT pid FROM pg_stat_activity WHERE application_name = $1', [application]);
   return new Map(rows.map(({ pid }) => [pid, cpuMsOf(pid)]));
 }
@@ -83,7 +88,9 @@ interface Round {
 }
 
 /** Claims and settles `batches` new batches of `sinkId` through the API's ledger writer. */
-async function claimAndSettle(pool: Pool, sinkId: string, projectId: string, label: string): Promise<Round> {
+async function claimAndSettle(ledger: Ledger, label: string): Promise<Round> {
+  const { pool, projectId, application } = ledger;
+  const sinkId = ledger.sinkIds[0]!;
   let statements = 0;
   const counting = {
     query: (config: { name?: string }, ...rest: unknown[]) => {
@@ -96,12 +103,12 @@ async function claimAndSettle(pool: Pool, sinkId: string, projectId: string, lab
   const settle: number[] = [];
   let next = 0;
   const blocksBefore = await indexBlocks(pool);
-  const before = await backendCpu(pool);
+  const before = await backendCpu(pool, application);
   const worker = async () => {
     while (next < batches) {
-      const batchId = `${run}-${label}-${next++}`;
+      const batchId = `${run}-${ledger.size}-${label}-${next++}`;
       const t0 = performance.now();
-      const claimed = await writes.claim({ sinkId, batchId, digest: randomBytes(32), bytes: 1000, rows: 20, rejected: 0, reasons: [] });
+      const claimed = await writes.claim({ sinkId, batchId, hashes: { digest: randomBytes(16) }, bytes: 1000, rows: 20, rejected: 0, reasons: [] });
       claim.push(performance.now() - t0);
       if (!claimed) throw new Error(`claim of ${batchId} refused`);
       await sleep(2);
@@ -111,7 +118,7 @@ async function claimAndSettle(pool: Pool, sinkId: string, projectId: string, lab
     }
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
-  const after = await backendCpu(pool);
+  const after = await backendCpu(pool, application);
   let cpu = 0;
   for (const [pid, ms] of after) cpu += ms - (before.get(pid) ?? 0);
   const blocksAfter = await indexBlocks(pool);
@@ -143,8 +150,8 @@ async function seed(pool: Pool, sinkIds: string[], target: number): Promise<numb
     const started = performance.now();
     await query(
       client,
-      `INSERT INTO sink_batches (ledger_day, rows, bytes, received_at, rejected, rejected_rows, committed_at, sink_id, batch_id, body_sha256, state, snapshot_id)
-       SELECT $1::date, 20, 1000, t, 0, 0, t + interval '1 minute', ($2::text[])[1 + i % $3], id, decode(md5(id) || md5(id || 'x'), 'hex'), 'committed', '7311934027361942751'
+      `INSERT INTO sink_batches (ledger_day, rows, bytes, received_at, rejected, rejected_rows, committed_at, sink_id, batch_id, body_digest, state, snapshot_id)
+       SELECT $1::date, 20, 1000, t, 0, 0, t + interval '1 minute', ($2::text[])[1 + i % $3], id, decode(md5(id), 'hex'), 'committed', '7311934027361942751'
          FROM (SELECT i, md5($4 || i) AS id, $1::date + i * interval '1 millisecond' AS t FROM generate_series(1, $5::int) AS i) AS g
         ORDER BY 8, 9`,
       [day, sinkIds, sinkIds.length, `${run}-${have}-${day}`, perDay],
@@ -188,62 +195,105 @@ async function prune(pool: Pool): Promise<string> {
   );
 }
 
-async function main(): Promise<void> {
+/** One ledger of the run: a scratch database of its own, filled to `size` rows. */
+interface Ledger {
+  size: number;
+  databaseUrl: string;
+  application: string;
+  pool: Pool;
+  projectId: string;
+  sinkIds: string[];
+  rows: number;
+}
+
+/** A scratch database with the API's schema, a project, 100 sinks and a week of ledger days (empty). */
+async function openLedger(size: number, index: number): Promise<Ledger> {
+  const url = new URL(stackEnv().DATABASE_URL!);
+  url.pathname = `/bench_ledger_${run}_${index}`;
+  const databaseUrl = url.toString();
+  const application = `bench-ledger-${run}-${index}`;
   await createDatabase(databaseUrl);
   const pool = createPool(databaseUrl, { applicationName: application, max: 4 });
+  await migrate(databaseUrl);
+  await bootstrap(pool, { secretKey: randomBytes(32).toString('base64'), warehouse: stackWarehouse() });
+  const { project_id: projectId, id: warehouseId } = (await queryOne<{ project_id: string; id: string }>(pool, 'SELECT project_id, id FROM warehouses LIMIT 1'))!;
+  const sinkIds = Array.from({ length: SINKS }, () => `snk_${randomBytes(6).toString('hex')}`);
+  await query(
+    pool,
+    `INSERT INTO sinks (id, project_id, warehouse_id, name, namespace, table_name, table_uuid, send_key_sha256)
+     SELECT id, $2, $3, id, 'bench', id, gen_random_uuid()::text, sha256(id::bytea) FROM unnest($1::text[]) AS id`,
+    [sinkIds, projectId, warehouseId],
+  );
+  // A ledger in use always has its week of days (partitions): the claim looks for its id on
+  // each, so the empty ledger has them too, and the sizes differ in rows only.
+  await query(pool, 'SELECT sink_ledger_add_day((SELECT day FROM sink_ledger_today) - n) FROM generate_series(1, $1::int) AS n', [pastDays]);
+  return { size, databaseUrl, application, pool, projectId, sinkIds, rows: 0 };
+}
+
+const loadLine = () =>
+  `load ${os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}`;
+
+/**
+ * Every size has a database of its own, all filled before anything is timed, and the timed
+ * rounds go round the sizes (each round in another order): a machine whose speed drifts
+ * over the minutes of a run (a shared host, a checkpoint) moves every size alike, instead of
+ * the size that happened to be timed at that moment.
+ */
+async function main(): Promise<void> {
+  const ledgers: Ledger[] = [];
   try {
-    await migrate(databaseUrl);
-    await bootstrap(pool, { secretKey: randomBytes(32).toString('base64'), warehouse: stackWarehouse() });
-    const { project_id: projectId, id: warehouseId } = (await queryOne<{ project_id: string; id: string }>(pool, 'SELECT project_id, id FROM warehouses LIMIT 1'))!;
-    const sinkIds = Array.from({ length: SINKS }, () => `snk_${randomBytes(6).toString('hex')}`);
-    await query(
-      pool,
-      `INSERT INTO sinks (id, project_id, warehouse_id, name, namespace, table_name, table_uuid, send_key_sha256)
-       SELECT id, $2, $3, id, 'bench', id, gen_random_uuid()::text, sha256(id::bytea) FROM unnest($1::text[]) AS id`,
-      [sinkIds, projectId, warehouseId],
-    );
-    const sinkId = sinkIds[0]!;
-    // A ledger in use always has its week of days (partitions): the claim looks for its id on
-    // each, so the empty ledger has them too, and the sizes differ in rows only.
-    await query(pool, 'SELECT sink_ledger_add_day((SELECT day FROM sink_ledger_today) - n) FROM generate_series(1, $1::int) AS n', [pastDays]);
-    console.log(`bench:ledger ${new Date().toISOString()} load ${(await import('node:os')).loadavg().map((l) => l.toFixed(2)).join(' ')}; database ${url.pathname.slice(1)}`);
+    console.log(`bench:ledger ${new Date().toISOString()} ${loadLine()}; sizes ${sizes.join(', ')}, ${rounds} rounds of ${batches} batches each`);
+    for (const [index, size] of sizes.entries()) {
+      const ledger = await openLedger(size, index);
+      ledgers.push(ledger);
+      ledger.rows = await seed(ledger.pool, ledger.sinkIds, size);
+      console.log(`ledger ${index}: ${ledger.rows.toLocaleString()} rows (${mb(await ledgerBytes(ledger.pool))} on disk)`);
+    }
+    // Warm-up: connections, prepared statements, caches.
+    for (const ledger of ledgers) await claimAndSettle(ledger, 'warm');
+    const results = new Map<Ledger, Round[]>(ledgers.map((ledger) => [ledger, []]));
+    for (let r = 0; r < rounds; r++) {
+      for (let i = 0; i < ledgers.length; i++) {
+        const ledger = ledgers[(r + i) % ledgers.length]!;
+        const round = await claimAndSettle(ledger, `r${r}`);
+        results.get(ledger)!.push(round);
+        console.log(`  round ${r + 1}, ${ledger.rows.toLocaleString()} rows: ${round.cpuMsPerBatch.toFixed(3)} ms CPU per batch, claim p99 ${percentile(round.claim, 99).toFixed(1)} ms`);
+      }
+    }
     const lines: string[] = [];
     let first: { cpu: number; claim99: number; settle99: number } | undefined;
-    for (const size of sizes) {
-      const rows = await seed(pool, sinkIds, size);
-      // Warm-up: connections, prepared statements, caches.
-      await claimAndSettle(pool, sinkId, projectId, `${size}-warm`);
-      const results: Round[] = [];
-      for (let r = 0; r < rounds; r++) results.push(await claimAndSettle(pool, sinkId, projectId, `${size}-${r}`));
-      const cpu = Math.min(...results.map((r) => r.cpuMsPerBatch));
-      const claim = results.flatMap((r) => r.claim);
-      const settle = results.flatMap((r) => r.settle);
-      const statements = results.reduce((sum, r) => sum + r.statements, 0) / (batches * rounds);
+    for (const ledger of ledgers) {
+      const runs = results.get(ledger)!;
+      const cpu = median(runs.map((r) => r.cpuMsPerBatch));
+      const claim = runs.flatMap((r) => r.claim);
+      const settle = runs.flatMap((r) => r.settle);
+      const statements = runs.reduce((sum, r) => sum + r.statements, 0) / (batches * rounds);
+      const hit = runs.reduce((sum, r) => sum + r.indexHit, 0) / runs.length;
+      const read = runs.reduce((sum, r) => sum + r.indexRead, 0) / runs.length;
       const claim99 = percentile(claim, 99);
       const settle99 = percentile(settle, 99);
       first ??= { cpu, claim99, settle99 };
-      const bytes = await ledgerBytes(pool);
-      const line =
-        `${rows.toLocaleString()} ledger rows: Postgres ${cpu.toFixed(3)} ms CPU per batch (rounds: ${results.map((r) => r.cpuMsPerBatch.toFixed(3)).join(', ')}; ` +
-        `${statements.toFixed(2)} statements per batch; ledger index blocks per batch: ${results.map((r) => `${r.indexHit.toFixed(1)} hit / ${r.indexRead.toFixed(2)} read`).join(', ')}), claim p50 ${percentile(claim, 50).toFixed(1)} / p99 ${claim99.toFixed(1)} ms, ` +
-        `settle p50 ${percentile(settle, 50).toFixed(1)} / p99 ${settle99.toFixed(1)} ms; vs the first size: CPU ${(cpu / first.cpu).toFixed(2)}x, ` +
-        `claim p99 ${(claim99 / first.claim99).toFixed(2)}x, settle p99 ${(settle99 / first.settle99).toFixed(2)}x (goal <= 1.25x); ` +
-        `ledger on disk ${mb(bytes)}${rows > 0 ? ` (${(bytes / rows).toFixed(0)} bytes per row with its indexes)` : ''}`;
-      console.log(line);
-      lines.push(line);
-      if (rows > 0) {
-        const pruned = await prune(pool);
-        console.log(`  ${pruned}`);
-        lines.push(`  ${pruned}`);
-      }
+      const bytes = await ledgerBytes(ledger.pool);
+      lines.push(
+        `${ledger.rows.toLocaleString()} ledger rows: Postgres ${cpu.toFixed(3)} ms CPU per batch (median of ${runs.map((r) => r.cpuMsPerBatch.toFixed(3)).join(', ')}; ` +
+          `${statements.toFixed(2)} statements per batch; ledger index blocks per batch ${hit.toFixed(1)} hit / ${read.toFixed(2)} read), claim p50 ${percentile(claim, 50).toFixed(1)} / p99 ${claim99.toFixed(1)} ms, ` +
+          `settle p50 ${percentile(settle, 50).toFixed(1)} / p99 ${settle99.toFixed(1)} ms; vs the first size: CPU ${(cpu / first.cpu).toFixed(2)}x, ` +
+          `claim p99 ${(claim99 / first.claim99).toFixed(2)}x, settle p99 ${(settle99 / first.settle99).toFixed(2)}x (goal <= 1.25x); ` +
+          `ledger on disk ${mb(bytes)}${ledger.rows > 0 ? ` (${(bytes / ledger.rows).toFixed(0)} bytes per row with its indexes)` : ''}`,
+      );
     }
-    const database = await queryOne<{ bytes: string }>(pool, 'SELECT pg_database_size(current_database()) AS bytes');
-    console.log(`\nSummary (${new Date().toISOString()}, load ${(await import('node:os')).loadavg().map((l) => l.toFixed(2)).join(' ')}; database ${mb(Number(database!.bytes))} at the end):`);
+    for (const ledger of ledgers.filter((l) => l.rows > 0)) lines.push(`  ${ledger.rows.toLocaleString()} rows, ${await prune(ledger.pool)}`);
+    console.log(`\nSummary (${new Date().toISOString()}, ${loadLine()}):`);
     for (const line of lines) console.log(line);
   } finally {
-    pool.on('error', () => undefined);
-    await pool.end();
-    await dropDatabase(databaseUrl);
+    for (const ledger of ledgers) {
+      ledger.pool.on('error', () => undefined);
+      await ledger.pool.end();
+      await dropDatabase(ledger.databaseUrl);
+    }
   }
 }
 

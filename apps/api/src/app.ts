@@ -19,6 +19,7 @@ import { sinkRoutes } from './routes/sinks/index.ts';
 import { tableRoutes } from './routes/tables/index.ts';
 import { usageRoutes } from './routes/usage/index.ts';
 import { warehouseRoutes } from './routes/warehouses/index.ts';
+import { LegacyDigests } from './domain/intake/body-digest.ts';
 
 export type { AppDeps, InternalAppDeps } from './deps.ts';
 
@@ -151,6 +152,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     sinksEnabled: deps.sinksEnabled ?? true,
     sinkBacklog: deps.sinkBacklog ?? DEFAULT_BACKLOG_LIMITS,
     sendInFlight: deps.sendInFlight ?? DEFAULT_IN_FLIGHT_LIMITS,
+    legacyDigests: deps.legacyDigests ?? new LegacyDigests(deps.pool),
   };
   metricsRoutes(app, routeDeps.metrics);
   routeDeps.metrics.backlogLimits(routeDeps.sinkBacklog);

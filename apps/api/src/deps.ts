@@ -3,6 +3,7 @@ import type { Pool } from '@tablemere/db';
 import type { FastifyBaseLogger } from 'fastify';
 import type { CatalogConnections } from './domain/catalogs.ts';
 import type { BacklogLimits } from './domain/intake/backlog.ts';
+import type { LegacyDigests } from './domain/intake/body-digest.ts';
 import type { InFlightLimits } from './domain/intake/in-flight.ts';
 import type { SecretBox } from './domain/secrets.ts';
 import type { ApiMetrics } from './http/metrics.ts';
@@ -36,6 +37,8 @@ export interface AppDeps {
   sendInFlight?: InFlightLimits;
   /** Header, whole-request, idle and keep-alive timeouts of the listener; defaults in http/server-limits.ts. */
   timeouts?: ServerTimeouts;
+  /** Whether sends are also hashed with SHA-256, for ledger rows of before migration 0018; one that looks at `pool` when not given. */
+  legacyDigests?: LegacyDigests;
 }
 
 /** What route handlers receive: the deps with defaults filled in. */

@@ -7,6 +7,7 @@ import { Maintenance, maintenanceTasks } from './domain/maintenance.ts';
 import { SecretBox } from './domain/secrets.ts';
 import { createLogger } from './logger.ts';
 import { mallocTrim } from './malloc-trim.ts';
+import { bodyDigestImplementation } from './domain/intake/body-digest.ts';
 import { returnMemoryAfterBursts } from './memory-return.ts';
 
 /** The API process: config once, migrations, listen, and a clean stop on SIGINT/SIGTERM. */
@@ -100,6 +101,7 @@ async function main(): Promise<void> {
       sinks_enabled: config.sinksEnabled,
       // Whether memory freed after a burst goes back to the system (glibc's malloc_trim; research/42).
       malloc_trim: mallocTrim !== undefined,
+      body_digest: bodyDigestImplementation,
     },
     `tablemere api listening on ${address}`,
   );

@@ -1,10 +1,10 @@
-import { createHash } from 'node:crypto';
 import type { CreatedSink } from '@tablemere/contracts';
 import { queryOne, type Pool } from '@tablemere/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LedgerWrites, type ClaimRequest } from '../src/domain/intake/writes.ts';
 import { dropNamespace, startTestApi, suffix, type TestApi } from './support/harness.ts';
 import { createSink, createTable, newBatchId } from './support/sinks.ts';
+import { bodyDigest } from '../src/domain/intake/body-digest.ts';
 
 let api: TestApi;
 let sink: CreatedSink;
@@ -37,7 +37,7 @@ function countingPool(pool: Pool): { pool: Pool; statements: () => number } {
 const claimOf = (batchId: string): ClaimRequest => ({
   sinkId: sink.id,
   batchId,
-  digest: createHash('sha256').update(batchId).digest(),
+  hashes: { digest: bodyDigest(Buffer.from(batchId), 'array') },
   bytes: 10,
   rows: 2,
   rejected: 1,

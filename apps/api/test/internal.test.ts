@@ -117,8 +117,8 @@ describe('GET /internal/sinks', () => {
     for (const [sinkId, count] of [[byCount, 1000], [almost, 999]] as const) {
       await query(
         api.pool,
-        `INSERT INTO sink_batches (ledger_day, sink_id, batch_id, body_sha256, bytes, rows, rejected, received_at, state)
-         SELECT (SELECT day FROM sink_ledger_today), $1, 'b' || i, sha256(i::text::bytea), 10, 1, 0, now(), 'pending' FROM generate_series(1, $2) AS i`,
+        `INSERT INTO sink_batches (ledger_day, sink_id, batch_id, body_digest, bytes, rows, rejected, received_at, state)
+         SELECT (SELECT day FROM sink_ledger_today), $1, 'b' || i, substring(sha256(i::text::bytea) FOR 16), 10, 1, 0, now(), 'pending' FROM generate_series(1, $2) AS i`,
         [sinkId, count],
       );
     }
@@ -127,8 +127,8 @@ describe('GET /internal/sinks', () => {
     const everything = await insertSink(api.pool, api, { roll_seconds: 60, inactivity_seconds: 30 });
     await query(
       api.pool,
-      `INSERT INTO sink_batches (ledger_day, sink_id, batch_id, body_sha256, bytes, rows, rejected, received_at, state)
-       SELECT (SELECT day FROM sink_ledger_today), $1, 'b' || i, sha256(i::text::bytea), $2, 1, 0, now() - interval '60 seconds', 'pending' FROM generate_series(1, 1000) AS i`,
+      `INSERT INTO sink_batches (ledger_day, sink_id, batch_id, body_digest, bytes, rows, rejected, received_at, state)
+       SELECT (SELECT day FROM sink_ledger_today), $1, 'b' || i, substring(sha256(i::text::bytea) FOR 16), $2, 1, 0, now() - interval '60 seconds', 'pending' FROM generate_series(1, 1000) AS i`,
       [everything, MiB],
     );
 

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -13,6 +13,7 @@ import { pruneLedger } from '../src/domain/maintenance.ts';
 import { dropNamespace, suffix } from './support/harness.ts';
 import { insertBatches, insertSink, startInternalTestApi, type InternalTestApi } from './support/internal-harness.ts';
 import { createSink, createTable, send } from './support/sinks.ts';
+import { bodyDigest, LegacyDigests } from '../src/domain/intake/body-digest.ts';
 
 let api: InternalTestApi;
 const ns = `api_days_${suffix()}`;
@@ -73,7 +74,7 @@ describe('a batch id across a day change', () => {
   const claimOf = (sinkId: string, batchId: string): ClaimRequest => ({
     sinkId,
     batchId,
-    digest: createHash('sha256').update(batchId).digest(),
+    hashes: { digest: bodyDigest(Buffer.from(batchId), 'array') },
     bytes: 10,
     rows: 1,
     rejected: 0,
@@ -204,5 +205,24 @@ describe('migration 0012', () => {
     // Days with nothing waiting are quiet since their last settlement: the one settled 9 days ago goes at once.
     expect(await pruneLedger(pool)).toMatchObject({ batches: 0, days_dropped: 1 });
     expect(await batchIds(pool, sinkId)).toEqual(['discarded-3d', 'pending-2d', 'storing-now']);
+
+    // 0018: the rows keep their SHA-256 (and say so to a look); new rows take a 16-byte digest, on the old days' tables too.
+    const digests = await query<{ n: number }>(pool, 'SELECT octet_length(body_digest) AS n FROM sink_batches');
+    expect(digests.map((d) => d.n)).toEqual([32, 32, 32]);
+    const legacy = new LegacyDigests(pool, false);
+    await legacy.look();
+    expect(legacy.sha256Needed).toBe(true);
+    const day = await daysAgo(pool, 2);
+    const insert = (batchId: string, digest: Buffer) =>
+      query(
+        pool,
+        `INSERT INTO sink_batches (ledger_day, sink_id, batch_id, body_digest, bytes, rows, rejected, received_at, state) VALUES ($1, $2, $3, $4, 1, 1, 0, now(), 'pending')`,
+        [day, sinkId, batchId, digest],
+      );
+    await insert('after-0018', bodyDigest(Buffer.from('[{}]'), 'array'));
+    await expect(insert('neither', randomBytes(20))).rejects.toThrow(/sink_batches_body_digest_check/);
+    await query(pool, 'DELETE FROM sink_batches WHERE octet_length(body_digest) = 32');
+    await legacy.look();
+    expect(legacy.sha256Needed).toBe(false);
   });
 });

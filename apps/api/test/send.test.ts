@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { SEND_BODY_LIMIT, SendResult, type CreatedSink } from '@tablemere/contracts';
@@ -7,6 +6,7 @@ import { BATCH_CONTENT_TYPE, batchKey, ObjectStore } from '@tablemere/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, dropNamespace, stackS3, startTestApi, suffix, type TestApi } from './support/harness.ts';
 import { clearSinkObjects, createSink, createTable, newBatchId, otherApp, send } from './support/sinks.ts';
+import { bodyDigest, LegacyDigests, legacySha256 } from '../src/domain/intake/body-digest.ts';
 
 let api: TestApi;
 let s3: S3Client;
@@ -188,6 +188,49 @@ describe('replays', () => {
     expect((await send(api.app, sink, '[{"x": 12} ]', { batchId })).status).toBe(409);
   });
 
+  it('keeps the XXH3-128 of the body as sent in the ledger', async () => {
+    const batchId = newBatchId();
+    expect((await send(api.app, sink, '[ {"x": 15} ]', { batchId })).status).toBe(202);
+    const row = await queryOne<{ body_digest: Buffer }>(api.pool, 'SELECT body_digest FROM sink_batches WHERE sink_id = $1 AND batch_id = $2', [sink.id, batchId]);
+    expect(row!.body_digest.toString('hex')).toBe(bodyDigest(Buffer.from('[ {"x": 15} ]'), 'array').toString('hex'));
+  });
+
+  it('recognises a replay of a batch whose row holds the SHA-256 of before migration 0018, and a conflict with it', async () => {
+    // As an API of before 0018 claimed them: the SHA-256 of the body (for NDJSON, after a tag).
+    const rows = [
+      { batchId: newBatchId(), body: '[{"x": 16}]', format: 'array' as const, contentType: 'application/json' },
+      { batchId: newBatchId(), body: '{"x": 17}\n', format: 'ndjson' as const, contentType: 'application/x-ndjson' },
+    ];
+    for (const { batchId, body, format } of rows) {
+      await query(
+        api.pool,
+        `INSERT INTO sink_batches (ledger_day, sink_id, batch_id, body_digest, bytes, rows, rejected, received_at, state, committed_at, snapshot_id, rejected_rows)
+         VALUES ((SELECT day FROM sink_ledger_today), $1, $2, $3, 9, 1, 0, clock_timestamp() - interval '1 minute', 'committed', now(), '7', 0)`,
+        [sink.id, batchId, legacySha256(format).update(body).digest()],
+      );
+    }
+    for (const { batchId, body, contentType } of rows) {
+      const headers = { 'content-type': contentType };
+      // A process that last found no such row hashes sends one way only: it meets the row
+      // unhashed, asks for the send again (503), and from then on hashes both ways.
+      const other = await otherApp(api, { legacyDigests: new LegacyDigests(api.pool, false) });
+      try {
+        const first = await send(other.app, sink, body, { batchId, headers });
+        expect(first.status, first.text).toBe(503);
+        expect(first.body.error.code).toBe('intake_unavailable');
+        expect(first.body.error.message).toContain('earlier version of the intake');
+        const again = await send(other.app, sink, body, { batchId, headers });
+        expect(again.status, again.text).toBe(200);
+        expect(again.body).toMatchObject({ batch_id: batchId, accepted: 1, bytes: 9 });
+        const conflict = await send(other.app, sink, body.replace('1', '2'), { batchId, headers });
+        expect(conflict.status, conflict.text).toBe(409);
+        expect(conflict.body.error.code).toBe('batch_id_conflict');
+      } finally {
+        await other.close();
+      }
+    }
+  });
+
   it('lets the same batch id through on another sink', async () => {
     const batchId = newBatchId();
     expect((await send(api.app, sink, '[{"x": 1}]', { batchId })).status).toBe(202);
@@ -220,9 +263,9 @@ describe('replays', () => {
   const claimOf = (sinkId: string, batchId: string, body: string, age: string) =>
     query(
       api.pool,
-      `INSERT INTO sink_batches (ledger_day, sink_id, batch_id, body_sha256, bytes, rows, rejected, received_at, state)
+      `INSERT INTO sink_batches (ledger_day, sink_id, batch_id, body_digest, bytes, rows, rejected, received_at, state)
        VALUES ((SELECT day FROM sink_ledger_today), $1, $2, $3, 0, 0, 0, clock_timestamp() - $4::interval, 'storing')`,
-      [sinkId, batchId, createHash('sha256').update(body).digest(), age],
+      [sinkId, batchId, bodyDigest(Buffer.from(body), 'array'), age],
     );
 
   it('answers 409 batch_in_progress while another request holds a fresh claim on the batch id', async () => {

@@ -53,7 +53,7 @@ export interface DecodeOptions {
   limit: number;
   tooLarge: () => ApiError;
   /** Updated with every decoded byte as it comes out. */
-  hash: Hash;
+  hash?: Hash | undefined;
   pool: BodyPool;
   /** The bytes already counted for this body in flight (its Content-Length's weight). */
   reserved: number;
@@ -108,7 +108,7 @@ export function readDecoded(payload: IncomingMessage, coding: Coding, options: D
         }
         reserved += more;
       }
-      options.hash.update(chunk);
+      options.hash?.update(chunk);
       chunks.push(chunk);
     });
     decoder.once('error', (error: Error) => {

@@ -1,10 +1,11 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { query, queryOne, type Pool } from '@tablemere/db';
 import type { FastifyInstance } from 'fastify';
 import { buildApp, buildInternalApp } from '../../src/app.ts';
 import { SecretBox } from '../../src/domain/secrets.ts';
 import { ApiMetrics } from '../../src/http/metrics.ts';
 import { answerOf, startTestApi, stackS3, suffix, type Answer, type TestApi } from './harness.ts';
+import { bodyDigest } from '../../src/domain/intake/body-digest.ts';
 
 export interface InternalTestApi extends TestApi {
   /** The roller's app, on the same database. */
@@ -140,13 +141,13 @@ export async function insertBatches(db: Pool, sinkId: string, batches: BatchRow[
     if (batch.ledger_days_ago !== undefined) await query(db, `SELECT sink_ledger_add_day(${day})`);
     await query(
       db,
-      `INSERT INTO sink_batches (ledger_day, sink_id, batch_id, body_sha256, bytes, rows, rejected, received_at, state, committed_at, discarded_at)
+      `INSERT INTO sink_batches (ledger_day, sink_id, batch_id, body_digest, bytes, rows, rejected, received_at, state, committed_at, discarded_at)
        VALUES (${day}, $1, $2, $3, $4, $5, $6, now() - make_interval(secs => $7), $8,
                ${state === 'committed' ? settled : 'NULL'}, ${state === 'discarded' ? settled : 'NULL'})`,
       [
         sinkId,
         batch.batch_id,
-        createHash('sha256').update(batch.batch_id).digest(),
+        bodyDigest(Buffer.from(batch.batch_id), 'array'),
         batch.bytes ?? 100,
         batch.rows ?? 1,
         batch.rejected ?? 0,

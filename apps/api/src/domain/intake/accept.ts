@@ -4,6 +4,7 @@ import { BATCH_CONTENT_TYPE, BATCH_METADATA, batchKey, isStoreError, md5Hex, typ
 import type { FastifyBaseLogger } from 'fastify';
 import { ApiError, apiError, RETRY_AFTER_SECONDS } from '../../errors.ts';
 import { scanBatch, scanNdjson } from './scan.ts';
+import { sameBody, type BodyHashes, type LegacyDigests } from './body-digest.ts';
 import type { Claims } from './claim.ts';
 import type { LedgerWrites } from './writes.ts';
 import { ledgerEntry, storedAnswer, type AnswerColumns } from './ledger.ts';
@@ -32,16 +33,17 @@ export interface IntakeDeps {
   intake: ObjectStore;
   claims: Claims;
   settler: LedgerWrites;
+  legacyDigests: LegacyDigests;
   log: FastifyBaseLogger;
 }
 
 /** How a send body lists its rows: a JSON array, or NDJSON (one value per line). */
 export type BodyFormat = 'array' | 'ndjson';
 
-/** A send body as read: its bytes (decompressed) and their SHA-256 (hashed while it arrived). */
+/** A send body as read: its bytes (decompressed) and their hashes (body-digest.ts). */
 export interface SendBody {
   bytes: Buffer;
-  sha256: Buffer;
+  hashes: BodyHashes;
   format: BodyFormat;
   /** The bytes that came over the connection (fewer than `bytes` when compressed). */
   wireBytes: number;
@@ -126,10 +128,9 @@ async function store(deps: IntakeDeps, sink: SendingSink, batchId: string, ndjso
 /**
  * Checks a send body, stores it and records it. `body.bytes` is changed in place (its
  * objects are compacted into the NDJSON object), so nothing else may read it afterwards;
- * `body.sha256` is the hash of the bytes as sent, which tells a replay from a conflict.
+ * `body.hashes` are of the bytes as sent, which tells a replay from a conflict.
  */
 export async function acceptBatch(deps: IntakeDeps, sink: SendingSink, batchId: string, body: SendBody): Promise<IntakeAnswer> {
-  const digest = body.sha256;
   const scanned = (body.format === 'ndjson' ? scanNdjson : scanBatch)(body.bytes, SEND_REASONS_LIMIT);
   if (!scanned.ok) {
     const { kind, offset, line, detail } = scanned.error;
@@ -145,7 +146,7 @@ export async function acceptBatch(deps: IntakeDeps, sink: SendingSink, batchId: 
   if (objects + nonObjects === 0) throw apiError('empty_batch');
 
   const claimed = await throughDatabase(() =>
-    deps.claims.claim({ sinkId: sink.id, batchId, digest, bytes: ndjson.length, rows: objects, rejected: nonObjects, reasons: nonObjectIndexes }),
+    deps.claims.claim({ sinkId: sink.id, batchId, hashes: body.hashes, bytes: ndjson.length, rows: objects, rejected: nonObjects, reasons: nonObjectIndexes }),
   );
   if (claimed.kind === 'sink_gone') throw sendKeyRefused();
   if (claimed.kind === 'replay') return { status: 200, body: claimed.response };
@@ -155,6 +156,7 @@ export async function acceptBatch(deps: IntakeDeps, sink: SendingSink, batchId: 
       details: { batch_id: batchId },
     });
   }
+  if (claimed.kind === 'unknown') throw legacyRowMet(deps);
   if (claimed.kind === 'in_progress') {
     throw apiError('batch_in_progress', {
       headers: { 'retry-after': String(RETRY_AFTER_SECONDS) },
@@ -184,7 +186,17 @@ export async function acceptBatch(deps: IntakeDeps, sink: SendingSink, batchId: 
     });
     throw sendKeyRefused();
   }
-  if (now.state !== null && now.state !== 'storing' && now.body_sha256?.equals(digest)) return { status: 200, body: storedAnswer(now as AnswerColumns) };
+  if (now.state !== null && now.state !== 'storing' && now.body_digest) {
+    const same = sameBody(now.body_digest, body.hashes);
+    if (same === 'unknown') throw legacyRowMet(deps);
+    if (same) return { status: 200, body: storedAnswer(now as AnswerColumns) };
+  }
   throw intakeUnavailable('the batch changed hands while it was stored');
+}
+
+/** A ledger row of before migration 0018 met by a send not hashed its way: hashed so from now on, and asked again. */
+function legacyRowMet(deps: IntakeDeps): ApiError {
+  deps.legacyDigests.met();
+  return intakeUnavailable('this batch id was first sent to an earlier version of the intake, whose hash of the body this send has not been given');
 }
 

@@ -1,6 +1,7 @@
 import type { SendResult } from '@tablemere/contracts';
 import { queryOne, type Pool } from '@tablemere/db';
 import type { ClaimRequest, LedgerWrites } from './writes.ts';
+import { sameBody } from './body-digest.ts';
 import { ledgerEntry, receivedText, storedAnswer, type AnswerColumns } from './ledger.ts';
 
 /**
@@ -15,6 +16,8 @@ export type Claim =
   | { kind: 'replay'; response: SendResult }
   | { kind: 'conflict' }
   | { kind: 'in_progress' }
+  /** The id's row holds a SHA-256 (before migration 0018) and the send was not hashed so. */
+  | { kind: 'unknown' }
   /** The sink was deleted (its key may still be in a process's cache): nothing is accepted. */
   | { kind: 'sink_gone' };
 
@@ -38,8 +41,10 @@ export class Claims {
       if (claimed !== undefined) return { kind: 'claimed', ...claimed };
       const existing = await ledgerEntry(this.pool, request.sinkId, request.batchId);
       if (!existing?.live) return { kind: 'sink_gone' };
-      if (!existing.body_sha256 || existing.age_seconds === null) continue;
-      if (!existing.body_sha256.equals(request.digest)) return { kind: 'conflict' };
+      if (!existing.body_digest || existing.age_seconds === null) continue;
+      const same = sameBody(existing.body_digest, request.hashes);
+      if (same === 'unknown') return { kind: 'unknown' };
+      if (!same) return { kind: 'conflict' };
       if (existing.state !== 'storing') return { kind: 'replay', response: storedAnswer(existing as AnswerColumns) };
       if (existing.age_seconds < STALE_CLAIM_SECONDS) return { kind: 'in_progress' };
       return this.takeOver(request, existing.day!, existing.received_text!);

@@ -41,14 +41,14 @@ export function storedAnswer(row: AnswerColumns): SendResult {
 /** A sink's liveness with the ledger row of one of its batch ids (the row's fields null when there is none). */
 export interface LedgerEntry extends Nullable<AnswerColumns> {
   live: boolean;
-  body_sha256: Buffer | null;
+  body_digest: Buffer | null;
   state: 'storing' | 'pending' | 'committed' | 'discarded' | null;
   day: string | null;
   age_seconds: number | null;
 }
 
 const LEDGER_ENTRY_SQL = `
-  SELECT s.deleted_at IS NULL AS live, b.body_sha256, b.state, b.ledger_day::text AS day,
+  SELECT s.deleted_at IS NULL AS live, b.body_digest, b.state, b.ledger_day::text AS day,
          b.batch_id, b.rows, b.rejected, b.reasons, b.bytes, ${receivedText('b.received_at')} AS received_text,
          extract(epoch FROM clock_timestamp() - b.received_at)::float8 AS age_seconds
     FROM sinks s LEFT JOIN sink_batches b ON b.sink_id = s.id AND b.batch_id = $2

@@ -1,4 +1,5 @@
 import { prepared, type Pool } from '@tablemere/db';
+import type { BodyHashes } from './body-digest.ts';
 import { receivedText } from './ledger.ts';
 import { countIngestSql } from '../usage.ts';
 import { WriteGroups } from './write-groups.ts';
@@ -7,8 +8,8 @@ import { WriteGroups } from './write-groups.ts';
 export interface ClaimRequest {
   sinkId: string;
   batchId: string;
-  /** SHA-256 of the body as sent: tells a replay from a conflict. */
-  digest: Buffer;
+  /** The body's hashes (body-digest.ts): the ledger keeps the digest; they tell a replay from a conflict. */
+  hashes: BodyHashes;
   /** Of the NDJSON object: its bytes, its lines, and the elements refused. */
   bytes: number;
   rows: number;
@@ -85,10 +86,10 @@ const WRITE_SQL = `
   WITH today AS (SELECT day FROM sink_ledger_today),
   c AS (
     SELECT * FROM unnest($1::text[], $2::text[], $3::bytea[], $4::bigint[], $5::int[], $6::int[], $7::text[])
-      AS c (sink_id, batch_id, body_sha256, bytes, rows, rejected, reasons)),
+      AS c (sink_id, batch_id, body_digest, bytes, rows, rejected, reasons)),
   claimed AS (
-    INSERT INTO sink_batches (ledger_day, sink_id, batch_id, body_sha256, bytes, rows, rejected, reasons, received_at, state)
-    SELECT today.day, c.sink_id, c.batch_id, c.body_sha256, c.bytes, c.rows, c.rejected, c.reasons::int[], clock_timestamp(), 'storing'
+    INSERT INTO sink_batches (ledger_day, sink_id, batch_id, body_digest, bytes, rows, rejected, reasons, received_at, state)
+    SELECT today.day, c.sink_id, c.batch_id, c.body_digest, c.bytes, c.rows, c.rejected, c.reasons::int[], clock_timestamp(), 'storing'
       FROM c CROSS JOIN today
      WHERE EXISTS (SELECT 1 FROM sinks WHERE id = c.sink_id AND deleted_at IS NULL)
        AND NOT EXISTS (SELECT 1 FROM sink_batches b WHERE b.sink_id = c.sink_id AND b.batch_id = c.batch_id)
@@ -130,7 +131,7 @@ async function writeGroup(pool: Pool, writes: LedgerWrite[]): Promise<Array<Clai
   const rows = await prepared<{ claimed: boolean; sink_id: string; batch_id: string; day: string | null; received_text: string | null }>(pool, 'intake-write', WRITE_SQL, [
     offered.map((r) => r.sinkId),
     offered.map((r) => r.batchId),
-    offered.map((r) => r.digest),
+    offered.map((r) => r.hashes.digest),
     offered.map((r) => r.bytes),
     offered.map((r) => r.rows),
     offered.map((r) => r.rejected),

@@ -1,10 +1,10 @@
-import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { IDEMPOTENCY_KEY_PATTERN, SEND_BODY_LIMIT, SendBatch, SendParams, SendResult } from '@tablemere/contracts';
 import { queryOne } from '@tablemere/db';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { BACKLOG_RETRY_AFTER } from '../../domain/intake/drain.ts';
 import { BUSY_RETRY_AFTER_SECONDS, inFlightWeight } from '../../domain/intake/in-flight.ts';
+import { bodyDigest, legacySha256, type LegacyDigests } from '../../domain/intake/body-digest.ts';
 import { acceptBatch, throughDatabase, type BodyFormat, type IntakeAnswer, type SendBody } from '../../domain/intake/accept.ts';
 import type { BodyPool } from '../../http/body-pool.ts';
 import { aborted, type Coding, CONTENT_CODINGS, contentCoding, readDecoded } from '../../http/content-encoding.ts';
@@ -68,29 +68,27 @@ function bodyFormat(request: FastifyRequest): BodyFormat {
 }
 
 /**
- * What an NDJSON body's hash starts with, so that an NDJSON body and an array body are never
- * the same batch, even when their bytes are: `[{"x":1}]` is one object as an array and one
- * row that is not an object as NDJSON.
- */
-const NDJSON_DIGEST_TAG = 'application/x-ndjson\n';
-
-/**
  * Reads the body into one buffer and never past SEND_BODY_LIMIT: a declared Content-Length
  * over it is refused before a byte is read, and a body without one is cut off as it passes
  * the limit. With a Content-Length the buffer is taken once at its size (from `pool` when
- * large; the route gives it back when the send is done). The SHA-256 is
- * computed chunk by chunk as the body arrives, not in a second pass. A compressed body is
- * decompressed as it arrives, the limit and the hash on its decoded bytes (content-encoding.ts).
+ * large; the route gives it back when the send is done). A compressed body is decompressed
+ * as it arrives, the limit on its decoded bytes (content-encoding.ts). The digest is of the
+ * decoded bytes (body-digest.ts); the SHA-256 of them, when still needed, is fed chunk by chunk.
  */
-function readBody(request: FastifyRequest, payload: IncomingMessage, pool: BodyPool): Promise<SendBody> {
+function readBody(request: FastifyRequest, payload: IncomingMessage, pool: BodyPool, legacy: LegacyDigests): Promise<SendBody> {
   const { format, coding, reserve } = checkedSend(request);
   const header = request.headers['content-length'];
   const declared = header === undefined ? undefined : Number(header);
   if (declared !== undefined && declared > SEND_BODY_LIMIT) return Promise.reject(tooLarge());
-  const hash = createHash('sha256');
-  if (format === 'ndjson') hash.update(NDJSON_DIGEST_TAG);
+  const hash = legacy.sha256Needed ? legacySha256(format) : undefined;
+  const sendBody = (bytes: Buffer, wireBytes: number): SendBody => ({
+    bytes,
+    hashes: { digest: bodyDigest(bytes, format), ...(hash ? { sha256: hash.digest() } : {}) },
+    format,
+    wireBytes,
+  });
   if (coding !== undefined) {
-    return readDecoded(payload, coding, { limit: SEND_BODY_LIMIT, tooLarge, hash, pool, reserved: inFlightWeight(header), reserve }).then(({ bytes, wireBytes }) => ({ bytes, sha256: hash.digest(), format, wireBytes }));
+    return readDecoded(payload, coding, { limit: SEND_BODY_LIMIT, tooLarge, hash, pool, reserved: inFlightWeight(header), reserve }).then(({ bytes, wireBytes }) => sendBody(bytes, wireBytes));
   }
   const whole = declared !== undefined && Number.isSafeInteger(declared) && declared >= 0 ? pool.take(declared) : undefined;
   const chunks: Buffer[] = [];
@@ -111,7 +109,7 @@ function readBody(request: FastifyRequest, payload: IncomingMessage, pool: BodyP
     const onData = (chunk: Buffer) => {
       received += chunk.length;
       if (received > SEND_BODY_LIMIT) return stop(tooLarge());
-      hash.update(chunk);
+      hash?.update(chunk);
       if (whole) {
         if (received > whole.length) return stop(apiError('invalid_request', { message: 'The body is longer than its Content-Length.' }));
         chunk.copy(whole, received - chunk.length);
@@ -125,7 +123,7 @@ function readBody(request: FastifyRequest, payload: IncomingMessage, pool: BodyP
       if (whole && received !== whole.length) return stop(apiError('invalid_request', { message: 'The body is shorter than its Content-Length.' }));
       if (settled) return;
       settled = true;
-      resolve({ bytes: whole ?? Buffer.concat(chunks, received), sha256: hash.digest(), format, wireBytes: received });
+      resolve(sendBody(whole ?? Buffer.concat(chunks, received), received));
     });
     payload.once('error', stop);
     payload.once('close', () => {
@@ -206,7 +204,7 @@ export function sendBatch(app: FastifyInstance, deps: SinkRouteDeps): void {
   app.register(
     sendKeyScope(deps.sendKeys, sinkParam, (scope) => {
       scope.removeAllContentTypeParsers();
-      scope.addContentTypeParser(Object.keys(MEDIA_TYPES), (request: FastifyRequest, payload: IncomingMessage) => readBody(request, payload, deps.bodies));
+      scope.addContentTypeParser(Object.keys(MEDIA_TYPES), (request: FastifyRequest, payload: IncomingMessage) => readBody(request, payload, deps.bodies, deps.legacyDigests));
       scope.addHook('onRequest', async (request, reply) => {
         const batchId = idempotencyKey(request);
         const format = bodyFormat(request);
@@ -236,10 +234,15 @@ export function sendBatch(app: FastifyInstance, deps: SinkRouteDeps): void {
         const sink = senderOf(request);
         const checked = checkedSend(request);
         // No body at all (no parser ran) is an empty one: invalid JSON below.
-        const body = (request.body as SendBody | undefined) ?? { bytes: Buffer.alloc(0), sha256: createHash('sha256').digest(), format: checked.format, wireBytes: 0 };
+        const body = (request.body as SendBody | undefined) ?? { bytes: Buffer.alloc(0), hashes: { digest: bodyDigest(Buffer.alloc(0), checked.format) }, format: checked.format, wireBytes: 0 };
         let answer: IntakeAnswer;
         try {
-          answer = await acceptBatch({ pool: deps.pool, intake: await throughDatabase(() => deps.intakes.of(sink.warehouseId)), claims: deps.claims, settler: deps.settler, log: request.log }, sink, checked.batchId, body);
+          answer = await acceptBatch(
+            { pool: deps.pool, intake: await throughDatabase(() => deps.intakes.of(sink.warehouseId)), claims: deps.claims, settler: deps.settler, legacyDigests: deps.legacyDigests, log: request.log },
+            sink,
+            checked.batchId,
+            body,
+          );
         } finally {
           deps.bodies.give(body.bytes);
         }

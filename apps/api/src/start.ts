@@ -8,6 +8,7 @@ import { SecretBox } from './domain/secrets.ts';
 import { createLogger } from './logger.ts';
 import { mallocTrim } from './malloc-trim.ts';
 import { bodyDigestImplementation } from './domain/intake/body-digest.ts';
+import { jsonCheckImplementation } from './domain/intake/native-scan.ts';
 import { returnMemoryAfterBursts } from './memory-return.ts';
 
 /** The API process: config once, migrations, listen, and a clean stop on SIGINT/SIGTERM. */
@@ -102,6 +103,7 @@ async function main(): Promise<void> {
       // Whether memory freed after a burst goes back to the system (glibc's malloc_trim; research/42).
       malloc_trim: mallocTrim !== undefined,
       body_digest: bodyDigestImplementation,
+      json_check: jsonCheckImplementation,
     },
     `tablemere api listening on ${address}`,
   );

@@ -1,4 +1,5 @@
 import { isUtf8 } from 'node:buffer';
+import { nativeScanArray } from './native-scan.ts';
 
 /**
  * The send route's body check in one pass over the bytes, without building any JavaScript
@@ -243,9 +244,18 @@ function moveElement(b: Buffer, write: number, start: number, end: number): numb
 
 /**
  * Checks `body` and compacts its elements in place (the buffer's content is changed: hash it
- * first). `reasonsLimit` caps how many positions of non-objects are listed.
+ * first). `reasonsLimit` caps how many positions of non-objects are listed. The C check
+ * (native-scan.ts) answers for the bodies it takes; the rest, and every fault, are this
+ * module's.
  */
 export function scanBatch(body: Buffer, reasonsLimit: number): ScanOutcome {
+  if (!isUtf8(body)) return { ok: false, error: { kind: 'invalid_json', offset: 0, detail: 'the body is not UTF-8' } };
+  const native = nativeScanArray(body, reasonsLimit);
+  return native ? { ok: true, batch: native } : scanBatchInJs(body, reasonsLimit);
+}
+
+/** scanBatch in JavaScript alone: the reference the C check is held to. */
+export function scanBatchInJs(body: Buffer, reasonsLimit: number): ScanOutcome {
   if (!isUtf8(body)) return { ok: false, error: { kind: 'invalid_json', offset: 0, detail: 'the body is not UTF-8' } };
   const stack = new Uint8Array(MAX_NESTING);
   try {

@@ -16,8 +16,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#if defined(__SSE2__)
-#include <emmintrin.h>
+#if defined(__x86_64__)
+#include <immintrin.h>
 #endif
 
 /* scan.ts's MAX_NESTING inside an element, plus the array around it. */
@@ -30,8 +30,8 @@ typedef struct {
   uint64_t quote, backslash, op, ws, ctrl, line;
 } classes;
 
-static inline void classify(const uint8_t *p, classes *c) {
-#if defined(__SSE2__)
+static inline __attribute__((always_inline)) void classify(const uint8_t *p, classes *c) {
+#if defined(__x86_64__)
   uint64_t quote = 0, backslash = 0, op = 0, ws = 0, ctrl = 0, line = 0;
   for (int j = 0; j < 4; j++) {
     const __m128i v = _mm_loadu_si128((const __m128i *)(p + 16 * j));
@@ -65,6 +65,29 @@ static inline void classify(const uint8_t *p, classes *c) {
 #endif
 }
 
+#if defined(__x86_64__)
+/* The same with 32-byte vectors, where the CPU has AVX2 (tm_scan_array asks it once). */
+__attribute__((target("avx2"))) static inline void classify_avx2(const uint8_t *p, classes *c) {
+  uint64_t quote = 0, backslash = 0, op = 0, ws = 0, ctrl = 0, line = 0;
+  for (int j = 0; j < 2; j++) {
+    const __m256i v = _mm256_loadu_si256((const __m256i *)(p + 32 * j));
+#define EQ(x, ch) _mm256_cmpeq_epi8((x), _mm256_set1_epi8(ch))
+#define BITS(x) ((uint64_t)(uint32_t)_mm256_movemask_epi8(x) << (32 * j))
+    const __m256i folded = _mm256_or_si256(v, _mm256_set1_epi8(0x20));
+    const __m256i lf = _mm256_or_si256(EQ(v, '\n'), EQ(v, '\r'));
+    quote |= BITS(EQ(v, '"'));
+    backslash |= BITS(EQ(v, '\\'));
+    op |= BITS(_mm256_or_si256(_mm256_or_si256(EQ(folded, '{'), EQ(folded, '}')), _mm256_or_si256(EQ(v, ':'), EQ(v, ','))));
+    ws |= BITS(_mm256_or_si256(_mm256_or_si256(EQ(v, ' '), EQ(v, '\t')), lf));
+    ctrl |= BITS(_mm256_cmpeq_epi8(_mm256_subs_epu8(v, _mm256_set1_epi8(0x1f)), _mm256_setzero_si256()));
+    line |= BITS(lf);
+#undef EQ
+#undef BITS
+  }
+  *c = (classes){quote, backslash, op, ws, ctrl, line};
+}
+#endif
+
 /* Bit i set: an odd number of set bits at or below i. */
 static inline uint64_t prefix_xor(uint64_t x) {
   x ^= x << 1;
@@ -86,14 +109,15 @@ static void init_tables(void) {
 }
 
 /* A number or literal starting at p: the offset after it, or 0 when it is none (or is not followed by whitespace, structure, a quote or the end). */
-static size_t scan_scalar(const uint8_t *b, size_t n, size_t p) {
+static inline size_t scan_scalar(const uint8_t *b, size_t n, size_t p) {
   const size_t start = p;
   const uint8_t c = b[p];
-  if (c == 't' || c == 'f' || c == 'n') {
-    const char *word = c == 't' ? "true" : c == 'f' ? "false" : "null";
-    const size_t len = strlen(word);
-    if (n - p < len || memcmp(b + p, word, len) != 0) return 0;
-    p += len;
+  if (c == 't' || c == 'n') {
+    if (n - p < 4 || memcmp(b + p, c == 't' ? "true" : "null", 4) != 0) return 0;
+    p += 4;
+  } else if (c == 'f') {
+    if (n - p < 5 || memcmp(b + p, "false", 5) != 0) return 0;
+    p += 5;
   } else {
     if (p < n && b[p] == '-') p++;
     if (p < n && b[p] == '0') {
@@ -141,26 +165,24 @@ static int push_span(spans *s, size_t start, size_t end) {
 
 static inline int is_ws(uint8_t c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
-/* Blocks classified per refill: their tokens (at most 64 a block) fit the buffer. */
-#define REFILL_BLOCKS 32
-
-/* Stage 1: the positions of the tokens (structure, opening quotes, first bytes of scalars), a few blocks at a time. */
-typedef struct {
+/* Stage 1, a block at a time: the token mask (structure, opening quotes, first bytes of scalars) of the next block that has any. */
+typedef struct blocks {
   const uint8_t *body;
-  size_t n, base;
+  size_t n;
+  /* The next block to classify, and the one `tokens` is of. */
+  size_t next, base;
+  uint64_t tokens;
   uint64_t escaped_carry, string_carry, scalar_carry;
   int line_breaks, fault;
-  size_t count, next;
-  uint32_t at[REFILL_BLOCKS * 64 + 4];
-} tokens;
+  /* advance_with for this CPU. */
+  int (*advance)(struct blocks *);
+} blocks;
 
-/* Classifies the next blocks; 0 when there are no more tokens (the end, or a fault: see `fault`). */
-static int refill(tokens *t) {
-  t->count = t->next = 0;
-  size_t count = 0;
+/* Classifies blocks up to the next one with tokens; 0 at the end, or at a fault (see `fault`). */
+static inline __attribute__((always_inline)) int advance_with(blocks *t, const int wide) {
   uint8_t tail[64];
-  for (int k = 0; k < REFILL_BLOCKS && t->base < t->n; k++, t->base += 64) {
-    const size_t base = t->base;
+  for (; t->next < t->n; t->next += 64) {
+    const size_t base = t->next;
     const uint8_t *block = t->body + base;
     if (t->n - base < 64) {
       /* The last block, padded with spaces: whitespace changes nothing. */
@@ -169,7 +191,11 @@ static int refill(tokens *t) {
       block = tail;
     }
     classes c;
-    classify(block, &c);
+#if defined(__x86_64__)
+    if (wide) classify_avx2(block, &c);
+    else
+#endif
+      classify(block, &c);
 
     /* Which bytes a backslash escapes; backslashes are rare, so one at a time. */
     uint64_t escaped = t->escaped_carry, escapes = 0;
@@ -186,42 +212,40 @@ static int refill(tokens *t) {
     const uint64_t in_string = prefix_xor(quotes) ^ t->string_carry;
     t->string_carry = (uint64_t)((int64_t)in_string >> 63);
     /* A raw control character in a string, or a backslash outside one (the quotes after it are not to be trusted). */
-    if ((c.ctrl & in_string) || (escapes & ~in_string)) goto fault;
+    if ((c.ctrl & in_string) || (escapes & ~in_string)) {
+      t->fault = 1;
+      return 0;
+    }
     for (uint64_t rest = escapes; rest; rest &= rest - 1) {
       const size_t p = base + (size_t)__builtin_ctzll(rest);
       const uint8_t *b = t->body;
-      if (p + 1 >= t->n) goto fault;
-      if (SIMPLE_ESCAPE[b[p + 1]]) continue;
-      if (b[p + 1] != 'u' || p + 5 >= t->n || !IS_HEX[b[p + 2]] || !IS_HEX[b[p + 3]] || !IS_HEX[b[p + 4]] || !IS_HEX[b[p + 5]]) goto fault;
+      if (p + 1 < t->n && SIMPLE_ESCAPE[b[p + 1]]) continue;
+      if (p + 5 >= t->n || b[p + 1] != 'u' || !IS_HEX[b[p + 2]] || !IS_HEX[b[p + 3]] || !IS_HEX[b[p + 4]] || !IS_HEX[b[p + 5]]) {
+        t->fault = 1;
+        return 0;
+      }
     }
     const uint64_t outside = ~(in_string | quotes);
     const uint64_t scalar = outside & ~(c.op | c.ws);
     const uint64_t scalar_starts = scalar & ~(scalar << 1 | t->scalar_carry);
     t->scalar_carry = scalar >> 63;
     if (c.line & outside) t->line_breaks = 1;
-    /* Four positions at a time, whether or not there are four: the buffer has room past its end. */
-    uint64_t found = (c.op & outside) | (quotes & in_string) | scalar_starts;
-    uint32_t *to = t->at + count;
-    const int tokens_here = __builtin_popcountll(found);
-    for (int i = 0; i < tokens_here; i += 4) {
-      to[i] = (uint32_t)base + (uint32_t)__builtin_ctzll(found | (uint64_t)1 << 63);
-      found &= found - 1;
-      to[i + 1] = (uint32_t)base + (uint32_t)__builtin_ctzll(found | (uint64_t)1 << 63);
-      found &= found - 1;
-      to[i + 2] = (uint32_t)base + (uint32_t)__builtin_ctzll(found | (uint64_t)1 << 63);
-      found &= found - 1;
-      to[i + 3] = (uint32_t)base + (uint32_t)__builtin_ctzll(found | (uint64_t)1 << 63);
-      found &= found - 1;
+    const uint64_t tokens = (c.op & outside) | (quotes & in_string) | scalar_starts;
+    if (tokens) {
+      t->base = base;
+      t->tokens = tokens;
+      t->next += 64;
+      return 1;
     }
-    count += (size_t)tokens_here;
   }
-  t->count = count;
-  return count > 0;
-fault:
-  t->fault = 1;
-  t->count = 0;
   return 0;
 }
+
+/* One call per block with tokens (not inlined at every NEXT of the parser: that bloats its loop). */
+static int advance_sse2(blocks *t) { return advance_with(t, 0); }
+#if defined(__x86_64__)
+__attribute__((target("avx2"), flatten)) static int advance_avx2(blocks *t) { return advance_with(t, 1); }
+#endif
 
 /*
  * Checks `body` (n bytes, UTF-8) as scanBatch does and, when it takes it, packs its elements
@@ -231,17 +255,13 @@ fault:
  * Stage 2 is a goto per grammar position (as simdjson's is), not a switch on a state: each
  * position's branches stay predictable in a batch of objects of one shape.
  */
-int tm_scan_array(uint8_t *body, size_t n, uint32_t limit, uint32_t *out) {
-  static int ready;
-  if (!ready) {
-    init_tables();
-    ready = 1;
-  }
+static int scan(uint8_t *body, size_t n, uint32_t limit, uint32_t *out, int (*advance)(blocks *)) {
   if (n >= UINT32_MAX) return 0;
-  tokens *t = calloc(1, sizeof *t);
+  blocks *t = calloc(1, sizeof *t);
   if (!t) return 0;
   t->body = body;
   t->n = n;
+  t->advance = advance;
   uint8_t stack[MAX_DEPTH];
   int depth = 0, ok = 0;
   spans elements = {0};
@@ -249,11 +269,19 @@ int tm_scan_array(uint8_t *body, size_t n, uint32_t limit, uint32_t *out) {
   uint8_t c = 0;
   uint32_t objects = 0, non_objects = 0, listed = 0;
 
-#define NEXT()                                                    \
-  do {                                                            \
-    if (t->next == t->count && !refill(t)) goto done;             \
-    p = t->at[t->next++];                                         \
-    c = body[p];                                                  \
+  /* The tokens left of the block at `base`. */
+  uint64_t tokens = 0;
+  size_t base = 0;
+#define NEXT()                                  \
+  do {                                          \
+    while (!tokens) {                           \
+      if (!t->advance(t)) goto done;               \
+      tokens = t->tokens;                       \
+      base = t->base;                           \
+    }                                           \
+    p = base + (size_t)__builtin_ctzll(tokens); \
+    tokens &= tokens - 1;                       \
+    c = body[p];                                \
   } while (0)
 
   NEXT();
@@ -337,7 +365,7 @@ element_end: /* c follows an element: ',' or the array's ']' */
     goto element;
   }
 closed: /* the array is closed: nothing may follow but whitespace */
-  if (t->next < t->count || refill(t) || t->fault || t->string_carry) goto done;
+  if (tokens || t->advance(t) || t->fault || t->string_carry) goto done;
 #undef NEXT
 
   /* Valid: pack the elements one per line, as scanBatch does. */
@@ -362,4 +390,29 @@ done:
   free(elements.at);
   free(t);
   return ok;
+}
+
+static int ready, avx2;
+
+static void get_ready(void) {
+  if (ready) return;
+  init_tables();
+#if defined(__x86_64__)
+  avx2 = __builtin_cpu_supports("avx2");
+#endif
+  ready = 1;
+}
+
+int tm_scan_array(uint8_t *body, size_t n, uint32_t limit, uint32_t *out) {
+  get_ready();
+#if defined(__x86_64__)
+  if (avx2) return scan(body, n, limit, out, advance_avx2);
+#endif
+  return scan(body, n, limit, out, advance_sse2);
+}
+
+/* The same without AVX2, whatever the CPU: for the tests, which hold both paths to scanBatch. */
+int tm_scan_array_baseline(uint8_t *body, size_t n, uint32_t limit, uint32_t *out) {
+  get_ready();
+  return scan(body, n, limit, out, advance_sse2);
 }

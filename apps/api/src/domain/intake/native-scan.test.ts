@@ -1,6 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import { describe, expect, it } from 'vitest';
-import { jsonCheckImplementation, NATIVE_SCAN_LIBRARY, nativeScanArray } from './native-scan.ts';
+import { bindNativeScan, jsonCheckImplementation, NATIVE_SCAN_LIBRARY, nativeScanArray } from './native-scan.ts';
 import { MAX_NESTING, scanBatchInJs } from './scan.ts';
 
 /** A small seeded generator, so a failure names a case that can be run again. */
@@ -75,11 +75,20 @@ function mutate(next: () => number, text: Buffer): Buffer {
   return Buffer.from(bytes);
 }
 
-/** The C check against the JavaScript one on one body: it takes exactly the bodies the other does, with the same result, and leaves the others untouched. */
+/** Without AVX2 whatever the CPU: both paths are held to scanBatch. */
+const baseline = bindNativeScan('tm_scan_array_baseline');
+
+/** The C check (both paths) against the JavaScript one on one body: it takes exactly the bodies the other does, with the same result, and leaves the others untouched. */
 function agree(input: Buffer, limit: number, label: string): 'taken' | 'refused' {
+  const answer = agreeWith(nativeScanArray, input, limit, label);
+  expect(agreeWith(baseline!, input, limit, `${label} (without AVX2)`)).toBe(answer);
+  return answer;
+}
+
+function agreeWith(check: typeof nativeScanArray, input: Buffer, limit: number, label: string): 'taken' | 'refused' {
   const reference = scanBatchInJs(Buffer.from(input), limit);
   const copy = Buffer.from(input);
-  const native = isUtf8(copy) ? nativeScanArray(copy, limit) : undefined;
+  const native = isUtf8(copy) ? check(copy, limit) : undefined;
   if (!reference.ok) {
     expect(native, `${label}: the C check took a body the JavaScript one refuses (${reference.error.detail})`).toBeUndefined();
     expect(copy.equals(input), `${label}: a refused body was changed`).toBe(true);
@@ -94,6 +103,7 @@ function agree(input: Buffer, limit: number, label: string): 'taken' | 'refused'
 describe('the C check of array bodies', () => {
   it('is built and loaded here (scripts/ensure-install.mjs builds it where there is a C compiler)', () => {
     expect(jsonCheckImplementation, `no ${NATIVE_SCAN_LIBRARY}, or it did not load`).toBe('native');
+    expect(baseline).toBeDefined();
   });
 
   it('agrees with the JavaScript check on 20,000 generated bodies and their mutations', () => {
@@ -141,6 +151,9 @@ describe('the C check of array bodies', () => {
       '[{"a":1,}]',
       `[${Array.from({ length: 50 }, (_, i) => (i % 3 === 0 ? '{}' : String(i))).join(',')}]`,
       '[\r\n  {\r\n    "a": [1,\n 2]\r\n  },\n  "x"\n]',
+      // Strings longer than many blocks, plain and all escapes.
+      `[{"long":"${'y'.repeat(9000)}"},{"escapes":"${'\\n\\"'.repeat(3000)}"}]`,
+      `[{"long":"${'y'.repeat(9000)}`,
     ];
     for (const text of bodies) for (const limit of [0, 2, 1000]) agree(Buffer.from(text), limit, JSON.stringify(text.slice(0, 40)));
   });

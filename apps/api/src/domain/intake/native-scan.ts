@@ -17,33 +17,40 @@ export const NATIVE_SCAN_LIBRARY = fileURLToPath(new URL('../../../native/build/
 const OUT_INDEXES = 4;
 
 type ScanArray = (body: Buffer, length: number, limit: number, out: Uint32Array) => number;
+type NativeScan = (body: Buffer, reasonsLimit: number) => ScannedBatch | undefined;
 
-function load(): ScanArray | undefined {
+/**
+ * One of the library's entry points as a check: the body checked and packed in place as
+ * scanBatch does, or undefined (body untouched) for scanBatch to look at. The body must be UTF-8.
+ */
+export function bindNativeScan(symbol: 'tm_scan_array' | 'tm_scan_array_baseline'): NativeScan | undefined {
   if (process.env.TABLEMERE_NATIVE_JSON_CHECK === '0' || !existsSync(NATIVE_SCAN_LIBRARY)) return undefined;
+  let scanArray: ScanArray;
   try {
-    return koffi.load(NATIVE_SCAN_LIBRARY).func('int tm_scan_array(_Inout_ uint8_t *body, size_t n, uint32_t limit, _Out_ uint32_t *out)') as ScanArray;
+    scanArray = koffi.load(NATIVE_SCAN_LIBRARY).func(`int ${symbol}(_Inout_ uint8_t *body, size_t n, uint32_t limit, _Out_ uint32_t *out)`) as ScanArray;
   } catch {
     return undefined;
   }
+  let out = new Uint32Array(OUT_INDEXES + 1000);
+  return (body, reasonsLimit) => {
+    if (out.length < OUT_INDEXES + reasonsLimit) out = new Uint32Array(OUT_INDEXES + reasonsLimit);
+    if (scanArray(body, body.length, reasonsLimit, out) !== 1) return undefined;
+    const [first, write, objects, nonObjects] = out;
+    return {
+      ndjson: body.subarray(first, write),
+      objects: objects!,
+      nonObjects: nonObjects!,
+      nonObjectIndexes: Array.from(out.subarray(OUT_INDEXES, OUT_INDEXES + Math.min(nonObjects!, reasonsLimit))),
+    };
+  };
 }
 
-const scanArray = load();
+/** The check for this CPU (AVX2 where it has it). */
+const scanArray = bindNativeScan('tm_scan_array');
 
 /** Which check the send route runs on array bodies, for the start line. */
 export const jsonCheckImplementation = scanArray ? 'native' : 'javascript';
 
-let out = new Uint32Array(OUT_INDEXES + 1000);
-
-/** The body checked and packed in place as scanBatch does, or undefined (body untouched) for scanBatch to look at. The body must be UTF-8. */
 export function nativeScanArray(body: Buffer, reasonsLimit: number): ScannedBatch | undefined {
-  if (!scanArray) return undefined;
-  if (out.length < OUT_INDEXES + reasonsLimit) out = new Uint32Array(OUT_INDEXES + reasonsLimit);
-  if (scanArray(body, body.length, reasonsLimit, out) !== 1) return undefined;
-  const [first, write, objects, nonObjects] = out;
-  return {
-    ndjson: body.subarray(first, write),
-    objects: objects!,
-    nonObjects: nonObjects!,
-    nonObjectIndexes: Array.from(out.subarray(OUT_INDEXES, OUT_INDEXES + Math.min(nonObjects!, reasonsLimit))),
-  };
+  return scanArray?.(body, reasonsLimit);
 }

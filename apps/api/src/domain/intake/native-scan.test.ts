@@ -1,19 +1,8 @@
 import { isUtf8 } from 'node:buffer';
 import { describe, expect, it } from 'vitest';
+import { mulberry32 } from '../../../../../tests/support/random.ts';
 import { bindNativeScan, jsonCheckImplementation, NATIVE_SCAN_LIBRARY, nativeScanArray } from './native-scan.ts';
 import { MAX_NESTING, scanBatchInJs } from './scan.ts';
-
-/** A small seeded generator, so a failure names a case that can be run again. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const pick = <T>(next: () => number, items: readonly T[]): T => items[Math.floor(next() * items.length)]!;
 const BLANKS = ['', '', '', ' ', '\n', '\r\n', '\t', '  \n  '];
@@ -109,7 +98,7 @@ describe('the C check of array bodies', () => {
   it('agrees with the JavaScript check on 20,000 generated bodies and their mutations', () => {
     const tally = { taken: 0, refused: 0 };
     for (let seed = 1; seed <= 10_000; seed++) {
-      const next = random(seed);
+      const next = mulberry32(seed);
       const text = Buffer.from(body(next));
       const limit = pick(next, [0, 1, 3, 1000]);
       tally[agree(text, limit, `seed ${seed}`)]++;

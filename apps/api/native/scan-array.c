@@ -149,7 +149,11 @@ typedef struct {
   size_t count, capacity;
 } spans;
 
+/* At most this many elements (8 MiB of spans); a body of more, all tiny, goes to scanBatch, which needs no memory beside the body. */
+#define MAX_ELEMENTS (1u << 20)
+
 static int push_span(spans *s, size_t start, size_t end) {
+  if (s->count == MAX_ELEMENTS) return 0;
   if (s->count == s->capacity) {
     const size_t capacity = s->capacity ? s->capacity * 2 : 4096;
     uint32_t *grown = realloc(s->at, capacity * 2 * sizeof *grown);

@@ -2,7 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import { describe, expect, it } from 'vitest';
 import { mulberry32 } from '../../../../../tests/support/random.ts';
 import { bindNativeScan, jsonCheckImplementation, NATIVE_SCAN_LIBRARY, nativeScanArray } from './native-scan.ts';
-import { MAX_NESTING, scanBatchInJs } from './scan.ts';
+import { MAX_NESTING, scanBatch, scanBatchInJs } from './scan.ts';
 
 const pick = <T>(next: () => number, items: readonly T[]): T => items[Math.floor(next() * items.length)]!;
 const BLANKS = ['', '', '', ' ', '\n', '\r\n', '\t', '  \n  '];
@@ -118,6 +118,16 @@ describe('the C check of array bodies', () => {
         agree(Buffer.from(text.slice(0, text.length - 3)), 1000, `${piece} after ${pad}, cut`);
       }
     }
+  });
+
+  it('leaves a body of more than 2^20 elements to scanBatch, which takes it', () => {
+    const elements = 2 ** 20;
+    const body = Buffer.from(`[${'1,'.repeat(elements)}1]`);
+    expect(nativeScanArray(Buffer.from(body), 10)).toBeUndefined();
+    const fewer = Buffer.from(`[${'1,'.repeat(elements - 1)}1]`);
+    expect(nativeScanArray(fewer, 10)).toMatchObject({ objects: 0, nonObjects: elements, nonObjectIndexes: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9] });
+    const taken = scanBatch(body, 10);
+    expect(taken.ok && taken.batch.nonObjects).toBe(elements + 1);
   });
 
   it('agrees at the nesting limit, on empty and odd bodies, and past the reasons limit', () => {

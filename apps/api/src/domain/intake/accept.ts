@@ -197,6 +197,6 @@ export async function acceptBatch(deps: IntakeDeps, sink: SendingSink, batchId: 
 /** A ledger row of before migration 0018 met by a send not hashed its way: hashed so from now on, and asked again. */
 function legacyRowMet(deps: IntakeDeps): ApiError {
   deps.legacyDigests.met();
-  return intakeUnavailable('this batch id was first sent to an earlier version of the intake, whose hash of the body this send has not been given');
+  return intakeUnavailable('this batch id was first sent to an earlier version of the intake, which hashed bodies another way, and this process has just started hashing them that way too');
 }
 

@@ -249,14 +249,20 @@ function moveElement(b: Buffer, write: number, start: number, end: number): numb
  * module's.
  */
 export function scanBatch(body: Buffer, reasonsLimit: number): ScanOutcome {
-  if (!isUtf8(body)) return { ok: false, error: { kind: 'invalid_json', offset: 0, detail: 'the body is not UTF-8' } };
+  if (!isUtf8(body)) return NOT_UTF8;
   const native = nativeScanArray(body, reasonsLimit);
-  return native ? { ok: true, batch: native } : scanBatchInJs(body, reasonsLimit);
+  return native ? { ok: true, batch: native } : scanUtf8Array(body, reasonsLimit);
 }
 
 /** scanBatch in JavaScript alone: the reference the C check is held to. */
 export function scanBatchInJs(body: Buffer, reasonsLimit: number): ScanOutcome {
-  if (!isUtf8(body)) return { ok: false, error: { kind: 'invalid_json', offset: 0, detail: 'the body is not UTF-8' } };
+  return isUtf8(body) ? scanUtf8Array(body, reasonsLimit) : NOT_UTF8;
+}
+
+const NOT_UTF8: ScanOutcome = { ok: false, error: { kind: 'invalid_json', offset: 0, detail: 'the body is not UTF-8' } };
+
+/** The JavaScript check of a body already known to be UTF-8. */
+function scanUtf8Array(body: Buffer, reasonsLimit: number): ScanOutcome {
   const stack = new Uint8Array(MAX_NESTING);
   try {
     let p = skipWhitespace(body, 0);

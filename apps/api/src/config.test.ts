@@ -32,7 +32,7 @@ describe('loadConfig', () => {
       publicUrl: 'http://127.0.0.1:8787',
       sinksEnabled: true,
       store: { endpoint: 'http://127.0.0.1:8333', intakeBucket: 'tablemere-intake', credentials: { accessKeyId: 'admin' } },
-      timeouts: { headersMs: 10_000, requestMs: 60_000, idleMs: 30_000, keepAliveMs: 5_000 },
+      timeouts: { headersMs: 10_000, requestMs: 60_000, idleMs: 30_000, keepAliveMs: 65_000 },
       sendInFlight: { processBytes: 512 * 1024 * 1024, sinkBytes: 128 * 1024 * 1024 },
     });
     expect(Object.isFrozen(config)).toBe(true);

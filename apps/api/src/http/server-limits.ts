@@ -11,7 +11,12 @@ export interface ServerTimeouts {
   requestMs: number;
   /** A connection with no byte in either direction for this long is closed (the socket timeout). */
   idleMs: number;
-  /** An idle keep-alive connection between requests is closed after this (`keepAliveTimeout`). */
+  /**
+   * An idle keep-alive connection between requests is closed after this (`keepAliveTimeout`).
+   * Longer than any Retry-After the API gives (at most 60 s): a client that waits as told comes
+   * back on a connection still open, not one the server is closing at that very moment (a
+   * reused socket reset under the request, ECONNRESET; research/40).
+   */
   keepAliveMs: number;
 }
 
@@ -19,7 +24,7 @@ export const DEFAULT_SERVER_TIMEOUTS: Readonly<ServerTimeouts> = Object.freeze({
   headersMs: 10_000,
   requestMs: 60_000,
   idleMs: 30_000,
-  keepAliveMs: 5_000,
+  keepAliveMs: 65_000,
 });
 
 /** Node's default checks the two deadlines only every 30 s, which lets a stalled client stay twice as long. */

@@ -6,6 +6,8 @@
  * bucket of the run's own (so the store's request counters are the run's alone), the stack's
  * catalog.
  *
+ *  0. a warm-up: the same fleet into a sink of its own (`--warmup` batches), deleted again, so
+ *     the API, Postgres and the store are warm before anything is timed;
  *  1. the intake alone: the roller not started, until the backlog reaches its cap or the time
  *     is up, whichever comes first;
  *  2. sustained: the roller started, for ≥ 2 minutes;
@@ -19,7 +21,7 @@
  * exactly once. Goals: sustained ≥ 0.8× the intake alone, no 429 while the backlog is below its
  * cap, exact rows.
  *
- *   npm run bench:fanin [-- --producers 64 --rows 20 --alone-seconds 30 --seconds 120]
+ *   npm run bench:fanin [-- --producers 64 --rows 20 --warmup 3000 --alone-seconds 30 --seconds 120]
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -44,6 +46,8 @@ const { values: args } = parseArgs({
   options: {
     producers: { type: 'string', default: '64' },
     rows: { type: 'string', default: '20' },
+    /** Batches sent to a sink of their own, then deleted, before the intake alone is timed (0: none). */
+    warmup: { type: 'string', default: '3000' },
     /** The intake alone: at most this long (it ends sooner when the backlog reaches its cap). */
     'alone-seconds': { type: 'string', default: '30' },
     /** The roller running. */
@@ -209,6 +213,12 @@ function requestsPerBatch(before: Map<string, number>, after: Map<string, number
   return { text: `${(total / batches).toPrecision(3)} (${text || 'none'})`, total };
 }
 
+const READINGS_COLUMNS = [
+  { name: 'seq', type: 'long', required: true },
+  { name: 'device', type: 'string' },
+  { name: 't', type: 'double' },
+];
+
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 
 async function main(): Promise<void> {
@@ -254,15 +264,12 @@ async function main(): Promise<void> {
     await api(apiServer.url, 'POST', '/v1/warehouses/garden/tables', adminKey, {
       namespace,
       name: 'readings',
-      columns: [
-        { name: 'seq', type: 'long', required: true },
-        { name: 'device', type: 'string' },
-        { name: 't', type: 'double' },
-      ],
+      columns: READINGS_COLUMNS,
     });
     // The default roll policy but for inactivity, so the last partial roll is not 5 minutes away once the producers stop.
     const target = (await api(apiServer.url, 'POST', '/v1/sinks', adminKey, { name: 'fleet', table: `${namespace}.readings`, warehouse: 'garden', inactivity_seconds: 10 })) as CreatedSink;
     const tally = new Tally();
+    const fleetBatches = { next: 0 };
     const backlog = new BacklogSamples();
     const agent = new http.Agent({ keepAlive: true, maxSockets: producers });
     console.log(
@@ -270,19 +277,18 @@ async function main(): Promise<void> {
         `API pid ${apiServer.child.pid}, ${os.cpus().length} cores, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`,
     );
 
-    let nextBatch = 0;
     /** One producer: a new batch once the last is stored; the same batch again after Retry-After when refused. */
-    const producer = async (): Promise<void> => {
-      const wait = (seconds: number) => sleep(seconds * 1000, undefined, { signal: stop.signal }).catch(() => undefined);
-      while (!stop.signal.aborted) {
-        const batch = nextBatch++;
+    const producer = async (to: CreatedSink, tally: Tally, batches: { next: number }, done: AbortSignal): Promise<void> => {
+      const wait = (seconds: number) => sleep(seconds * 1000, undefined, { signal: done }).catch(() => undefined);
+      while (!done.aborted) {
+        const batch = batches.next++;
         const body = batchBody(batch);
         const batchId = `fanin-${batch}`;
-        while (!stop.signal.aborted) {
+        while (!done.aborted) {
           const t0 = performance.now();
           let answer: SendAnswer;
           try {
-            answer = await postBatch(agent, apiServer.url, target, batchId, body);
+            answer = await postBatch(agent, apiServer.url, to, batchId, body);
           } catch (error) {
             tally.errors += 1;
             tally.firstError ??= String(error);
@@ -320,11 +326,26 @@ async function main(): Promise<void> {
         .finally(() => (sampling = false));
     }, 250);
 
+    // Phase 0: the warm-up, into a table and sink of its own, deleted before anything is timed.
+    if (Number(args.warmup) > 0) {
+      await api(apiServer.url, 'POST', '/v1/warehouses/garden/tables', adminKey, { namespace, name: 'warmup', columns: READINGS_COLUMNS });
+      const warm = (await api(apiServer.url, 'POST', '/v1/sinks', adminKey, { name: 'warmup', table: `${namespace}.warmup`, warehouse: 'garden' })) as CreatedSink;
+      const warmTally = new Tally();
+      const warmDone = new AbortController();
+      const warmStart = clock();
+      const warming = Array.from({ length: producers }, () => producer(warm, warmTally, { next: 0 }, warmDone.signal));
+      while (warmTally.acceptedBatches < Number(args.warmup) && warmTally.refusals.length === 0) await sleep(100);
+      warmDone.abort();
+      await Promise.all(warming);
+      await api(apiServer.url, 'DELETE', `/v1/sinks/${warm.id}`, adminKey);
+      console.log(`[warm-up] ${warmTally.acceptedBatches} batches to a sink of their own in ${(clock() - warmStart).toFixed(1)} s, then the sink deleted`);
+    }
+
     // Phase 1: the intake alone, until the cap (the first 429) or the time is up.
     const aloneStart = clock();
     const cpu1 = { api: cpuMsOf(apiServer.child.pid), postgres: postgres.total, store: cpuMsOf(storePid), producers: ownCpuMs() };
     const store1 = await storeRequests(adminPort);
-    const fleet = Array.from({ length: producers }, () => producer());
+    const fleet = Array.from({ length: producers }, () => producer(target, tally, fleetBatches, stop.signal));
     while (clock() - aloneStart < Number(args['alone-seconds']) && tally.refusals.length === 0) await sleep(100);
     const aloneEnd = clock();
     postgres.sample();

@@ -261,13 +261,13 @@ async function main(): Promise<void> {
   const stop = new AbortController();
   let sampler: NodeJS.Timeout | undefined;
   try {
-    await api(apiServer.url, 'POST', '/v1/warehouses/garden/tables', adminKey, {
-      namespace,
-      name: 'readings',
-      columns: READINGS_COLUMNS,
-    });
+    /** A table of the bench's columns and a sink on it. */
+    const tableWithSink = async (table: string, sink: string, policy: Record<string, number> = {}): Promise<CreatedSink> => {
+      await api(apiServer.url, 'POST', '/v1/warehouses/garden/tables', adminKey, { namespace, name: table, columns: READINGS_COLUMNS });
+      return (await api(apiServer.url, 'POST', '/v1/sinks', adminKey, { name: sink, table: `${namespace}.${table}`, warehouse: 'garden', ...policy })) as CreatedSink;
+    };
     // The default roll policy but for inactivity, so the last partial roll is not 5 minutes away once the producers stop.
-    const target = (await api(apiServer.url, 'POST', '/v1/sinks', adminKey, { name: 'fleet', table: `${namespace}.readings`, warehouse: 'garden', inactivity_seconds: 10 })) as CreatedSink;
+    const target = await tableWithSink('readings', 'fleet', { inactivity_seconds: 10 });
     const tally = new Tally();
     const fleetBatches = { next: 0 };
     const backlog = new BacklogSamples();
@@ -278,7 +278,7 @@ async function main(): Promise<void> {
     );
 
     /** One producer: a new batch once the last is stored; the same batch again after Retry-After when refused. */
-    const producer = async (to: CreatedSink, tally: Tally, batches: { next: number }, done: AbortSignal): Promise<void> => {
+    const producer = async (to: CreatedSink, counts: Tally, batches: { next: number }, done: AbortSignal): Promise<void> => {
       const wait = (seconds: number) => sleep(seconds * 1000, undefined, { signal: done }).catch(() => undefined);
       while (!done.aborted) {
         const batch = batches.next++;
@@ -290,21 +290,21 @@ async function main(): Promise<void> {
           try {
             answer = await postBatch(agent, apiServer.url, to, batchId, body);
           } catch (error) {
-            tally.errors += 1;
-            tally.firstError ??= String(error);
+            counts.errors += 1;
+            counts.firstError ??= String(error);
             await wait(1);
             continue;
           }
           if (answer.status === 202) {
-            tally.accept(batch, clock(), performance.now() - t0);
+            counts.accept(batch, clock(), performance.now() - t0);
             break;
           }
           const retryAfter = Number(answer.headers['retry-after'] ?? 1);
-          if (answer.status === 429) tally.refuse(clock(), retryAfter);
-          else if (answer.status === 503) tally.busy += 1;
+          if (answer.status === 429) counts.refuse(clock(), retryAfter);
+          else if (answer.status === 503) counts.busy += 1;
           else {
-            tally.errors += 1;
-            tally.firstError ??= `${answer.status} ${answer.text}`;
+            counts.errors += 1;
+            counts.firstError ??= `${answer.status} ${answer.text}`;
           }
           await wait(retryAfter);
         }
@@ -328,8 +328,7 @@ async function main(): Promise<void> {
 
     // Phase 0: the warm-up, into a table and sink of its own, deleted before anything is timed.
     if (Number(args.warmup) > 0) {
-      await api(apiServer.url, 'POST', '/v1/warehouses/garden/tables', adminKey, { namespace, name: 'warmup', columns: READINGS_COLUMNS });
-      const warm = (await api(apiServer.url, 'POST', '/v1/sinks', adminKey, { name: 'warmup', table: `${namespace}.warmup`, warehouse: 'garden' })) as CreatedSink;
+      const warm = await tableWithSink('warmup', 'warmup');
       const warmTally = new Tally();
       const warmDone = new AbortController();
       const warmStart = clock();

@@ -108,12 +108,12 @@ async function claimAndSettle(ledger: Ledger, label: string): Promise<Round> {
     while (next < batches) {
       const batchId = `${run}-${ledger.size}-${label}-${next++}`;
       const t0 = performance.now();
-      const claimed = await writes.claim({ sinkId, batchId, hashes: { digest: randomBytes(16) }, bytes: 1000, rows: 20, rejected: 0, reasons: [] });
+      const claimed = await writes.claim({ sinkId, batchId, hashes: { digest: randomBytes(16) }, bytes: 1000, rows: 20, rejected: 0, reasons: [], segmentId: '0000000aa-000000000000' });
       claim.push(performance.now() - t0);
       if (!claimed) throw new Error(`claim of ${batchId} refused`);
       await sleep(2);
       const t1 = performance.now();
-      if (!(await writes.settle({ sinkId, projectId, batchId, day: claimed.day, receivedAt: claimed.receivedAt, wireBytes: 1000 }))) throw new Error(`settle of ${batchId} refused`);
+      if (!(await writes.settle({ sinkId, projectId, batchId, day: claimed.day, receivedAt: claimed.receivedAt, wireBytes: 1000, segmentId: '0000000aa-000000000000', segmentOffset: 0 }))) throw new Error(`settle of ${batchId} refused`);
       settle.push(performance.now() - t1);
     }
   };

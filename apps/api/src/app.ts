@@ -1,3 +1,4 @@
+import { STALE_CLAIM_SECONDS } from './domain/intake/claim.ts';
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyContextConfig, type FastifyInstance, type FastifyRequest } from 'fastify';
 import type { AppDeps, InternalAppDeps, RouteDeps } from './deps.ts';
@@ -153,6 +154,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     sinkBacklog: deps.sinkBacklog ?? DEFAULT_BACKLOG_LIMITS,
     sendInFlight: deps.sendInFlight ?? DEFAULT_IN_FLIGHT_LIMITS,
     legacyDigests: deps.legacyDigests ?? new LegacyDigests(deps.pool),
+    staleClaimSeconds: deps.staleClaimSeconds ?? STALE_CLAIM_SECONDS,
   };
   metricsRoutes(app, routeDeps.metrics);
   routeDeps.metrics.backlogLimits(routeDeps.sinkBacklog);

@@ -1,3 +1,4 @@
+import { STALE_CLAIM_SECONDS } from './domain/intake/claim.ts';
 import { z } from 'zod';
 import { DEFAULT_IN_FLIGHT_LIMITS, type InFlightLimits } from './domain/intake/in-flight.ts';
 import { DEFAULT_SERVER_TIMEOUTS, type ServerTimeouts } from './http/server-limits.ts';
@@ -46,6 +47,11 @@ const Env = z.object({
   /** Body bytes of the sends read or stored at once, in all and per sink, past which the send route answers 503. */
   TABLEMERE_SEND_MAX_BYTES_IN_FLIGHT: Bytes(DEFAULT_IN_FLIGHT_LIMITS.processBytes),
   TABLEMERE_SEND_MAX_BYTES_IN_FLIGHT_PER_SINK: Bytes(DEFAULT_IN_FLIGHT_LIMITS.sinkBytes),
+  /**
+   * How old a claim must be before a replay takes it over (claim.ts). Shorter than a store
+   * write can last only in tests that kill a process on purpose.
+   */
+  TABLEMERE_STALE_CLAIM_SECONDS: z.coerce.number().int().min(1).default(STALE_CLAIM_SECONDS),
 });
 
 export interface Config {
@@ -69,6 +75,7 @@ export interface Config {
   maintenanceIntervalSeconds: number;
   timeouts: ServerTimeouts;
   sendInFlight: InFlightLimits;
+  staleClaimSeconds: number;
 }
 
 export class ConfigError extends Error {
@@ -125,6 +132,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       keepAliveMs: e.TABLEMERE_KEEP_ALIVE_TIMEOUT_MS,
     },
     sendInFlight: { processBytes: e.TABLEMERE_SEND_MAX_BYTES_IN_FLIGHT, sinkBytes: e.TABLEMERE_SEND_MAX_BYTES_IN_FLIGHT_PER_SINK },
+    staleClaimSeconds: e.TABLEMERE_STALE_CLAIM_SECONDS,
   };
   return deepFreeze(config);
 }

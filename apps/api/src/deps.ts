@@ -37,6 +37,8 @@ export interface AppDeps {
   sendInFlight?: InFlightLimits;
   /** Header, whole-request, idle and keep-alive timeouts of the listener; defaults in http/server-limits.ts. */
   timeouts?: ServerTimeouts;
+  /** How old a claim must be before a replay takes it over; default STALE_CLAIM_SECONDS (120). */
+  staleClaimSeconds?: number;
   /** Whether sends are also hashed with SHA-256, for ledger rows of before migration 0018; one that looks at `pool` when not given. */
   legacyDigests?: LegacyDigests;
 }

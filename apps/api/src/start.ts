@@ -45,6 +45,7 @@ async function main(): Promise<void> {
     sinkBacklog: config.sinkBacklog,
     sendInFlight: config.sendInFlight,
     timeouts: config.timeouts,
+    staleClaimSeconds: config.staleClaimSeconds,
   });
   const internalApp = buildInternalApp({
     logger,

@@ -42,6 +42,7 @@ const claimOf = (batchId: string): ClaimRequest => ({
   rows: 2,
   rejected: 1,
   reasons: [1],
+  segmentId: '0000000aa-000000000000',
 });
 
 const row = (batchId: string) =>
@@ -63,7 +64,7 @@ describe('the intake ledger writes', () => {
     // x goes at once, alone; the rest queue while its statement runs and go together in the next.
     const pending = [
       writes.claim(claimOf(x)),
-      writes.settle({ sinkId: sink.id, projectId, batchId: a, day: claimedA!.day, receivedAt: claimedA!.receivedAt, wireBytes: 12 }),
+      writes.settle({ sinkId: sink.id, projectId, batchId: a, day: claimedA!.day, receivedAt: claimedA!.receivedAt, wireBytes: 12, segmentId: '0000000aa-000000000000', segmentOffset: 0 }),
       writes.claim(claimOf(b)),
       // The id just settled in the same statement: already in the ledger, so nothing is inserted.
       writes.claim(claimOf(a)),
@@ -99,7 +100,7 @@ describe('the intake ledger writes', () => {
 
     const [claimedY, settledC, claimedD, claimedE] = await Promise.all([
       writes.claim(claimOf(y)),
-      writes.settle({ sinkId: gone.id, projectId, batchId: c, day: claimedC!.day, receivedAt: claimedC!.receivedAt, wireBytes: 12 }),
+      writes.settle({ sinkId: gone.id, projectId, batchId: c, day: claimedC!.day, receivedAt: claimedC!.receivedAt, wireBytes: 12, segmentId: '0000000aa-000000000000', segmentOffset: 0 }),
       writes.claim({ ...claimOf(d), sinkId: gone.id }),
       writes.claim(claimOf(e)),
     ]);

@@ -79,6 +79,7 @@ describe('a batch id across a day change', () => {
     rows: 1,
     rejected: 0,
     reasons: [],
+    segmentId: '0000000aa-000000000000',
   });
   /** Waits until `count` requests wait for a lock on sink_ledger_today. */
   async function waiters(count: number): Promise<void> {

@@ -17,3 +17,16 @@ export {
   rollsPrefix,
   sinkPrefix,
 } from './intake-layout.ts';
+export {
+  SEGMENT_CONTENT_TYPE,
+  SEGMENT_FORMAT,
+  SEGMENT_METADATA,
+  SEGMENT_SUFFIX,
+  SegmentFormatError,
+  decodeSegment,
+  encodeSegment,
+  newSegmentId,
+  segmentIdOfKey,
+  segmentKey,
+} from './segment.ts';
+export type { DecodedSegment, EncodedSegment, SegmentBatch, SegmentEntry, SegmentHeader } from './segment.ts';

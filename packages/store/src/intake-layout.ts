@@ -2,8 +2,11 @@
  * Where the intake keeps a sink's batches in the platform's intake bucket, and the metadata
  * each batch object carries. The API writes these objects; the roller reads and deletes them.
  *
- *   _sink/<sink_id>/<batch_id>.ndjson           a pending batch: one element per line, as sent
- *   _sink/<sink_id>/rejects/<batch_id>.ndjson   rows a roll refused, with their reasons
+ *   _sink/<sink_id>/<segment_id>.seg            pending batches written together (segment.ts)
+ *   _sink/<sink_id>/<batch_id>.ndjson           a pending batch of the one-object-per-batch layout of
+ *                                                before segments: one element per line, as sent
+ *   _sink/<sink_id>/rejects/<id>.ndjson         rows a roll refused, with their reasons, one file per
+ *                                                roll named by its first segment (or batch) id
  *   _sink/<sink_id>/rolls/<snapshot_id>.json     the batch ids and counts of a roll of more
  *                                                than 1,000 batches, named by its snapshot's summary
  *
@@ -14,7 +17,7 @@ export const INTAKE_ROOT = '_sink/';
 export const BATCH_SUFFIX = '.ndjson';
 export const BATCH_CONTENT_TYPE = 'application/x-ndjson';
 
-/** Metadata names on a batch object (sent as `x-amz-meta-<name>`). */
+/** Metadata names on a batch object of the one-object-per-batch layout (`x-amz-meta-<name>`). */
 export const BATCH_METADATA = {
   /** When the intake received the batch: RFC 3339, UTC, microseconds. `__ingest_ts` comes from it. */
   received: 'received',
@@ -28,7 +31,8 @@ export const BATCH_METADATA = {
 export const sinkPrefix = (sinkId: string) => `${INTAKE_ROOT}${sinkId}/`;
 export const batchKey = (sinkId: string, batchId: string) => `${sinkPrefix(sinkId)}${batchId}${BATCH_SUFFIX}`;
 export const rejectsPrefix = (sinkId: string) => `${sinkPrefix(sinkId)}rejects/`;
-export const rejectsKey = (sinkId: string, batchId: string) => `${rejectsPrefix(sinkId)}${batchId}${BATCH_SUFFIX}`;
+/** A roll's rejects file, named by the id of the first segment (or batch) the roll took. */
+export const rejectsKey = (sinkId: string, firstId: string) => `${rejectsPrefix(sinkId)}${firstId}${BATCH_SUFFIX}`;
 export const rollsPrefix = (sinkId: string) => `${sinkPrefix(sinkId)}rolls/`;
 export const rollFileKey = (sinkId: string, snapshotId: bigint | string) => `${rollsPrefix(sinkId)}${snapshotId}.json`;
 

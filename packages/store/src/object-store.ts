@@ -102,9 +102,9 @@ export class ObjectStore {
    * Writes `body` as one object in one PUT, with its content type and metadata. With
    * `ifAbsent`, an existing object is never replaced (precondition_failed). A write the
    * store refuses while the bucket can still be read is quota_exceeded: that is how a
-   * read-only (over quota) bucket answers.
+   * read-only (over quota) bucket answers. `body` may be given in parts, sent without a copy.
    */
-  async put(key: string, body: Uint8Array, options: PutOptions): Promise<{ etag: string | undefined }> {
+  async put(key: string, body: Uint8Array | readonly Uint8Array[], options: PutOptions): Promise<{ etag: string | undefined }> {
     const what = `put ${this.uri(key)}`;
     let answer: SignedPutAnswer;
     try {
@@ -143,12 +143,20 @@ export class ObjectStore {
     };
   }
 
-  /** The object's bytes as a stream, with its head. The caller must consume or destroy the stream. */
-  async get(key: string, options: { abortSignal?: AbortSignal } = {}): Promise<{ head: ObjectHead; body: Readable }> {
+  /**
+   * The object's bytes as a stream, with its head; with `range`, only those bytes (start and
+   * end inclusive), and `head.size` is then the range's. The caller must consume or destroy the stream.
+   */
+  async get(key: string, options: { abortSignal?: AbortSignal; range?: { start: number; end: number } } = {}): Promise<{ head: ObjectHead; body: Readable }> {
     const what = `get ${this.uri(key)}`;
     let answer: SignedGetAnswer;
     try {
-      answer = await signedHttpFor(this.client).get({ bucket: this.bucket, key, ...(options.abortSignal ? { abortSignal: options.abortSignal } : {}) });
+      answer = await signedHttpFor(this.client).get({
+        bucket: this.bucket,
+        key,
+        ...(options.abortSignal ? { abortSignal: options.abortSignal } : {}),
+        ...(options.range ? { range: options.range } : {}),
+      });
     } catch (error) {
       throw toStoreError(what, error);
     }

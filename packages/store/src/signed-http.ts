@@ -22,7 +22,8 @@ interface ObjectRequest {
 }
 
 export interface SignedPutRequest extends ObjectRequest {
-  body: Uint8Array;
+  /** The bytes, or their parts in order (sent one after the other, never copied into one buffer). */
+  body: Uint8Array | readonly Uint8Array[];
   contentType: string;
   metadata: Record<string, string>;
   ifAbsent: boolean;
@@ -30,6 +31,8 @@ export interface SignedPutRequest extends ObjectRequest {
 
 export interface SignedGetRequest extends ObjectRequest {
   key: string;
+  /** Only these bytes of the object (`Range: bytes=start-end`, end inclusive): the answer is 206. */
+  range?: { start: number; end: number };
 }
 
 /** ListObjectsV2 of a bucket: its query parameters (`list-type=2` is added). */
@@ -146,21 +149,30 @@ export class SignedHttp {
 
   async put(request: SignedPutRequest): Promise<SignedPutAnswer> {
     const setup = await this.setup();
+    const parts = bodyParts(request.body);
+    let payloadHash = UNSIGNED_PAYLOAD;
+    if (setup.signPayload) {
+      const hash = createHash('sha256');
+      for (const part of parts) hash.update(part);
+      payloadHash = hash.digest('hex');
+    }
     const headers: Record<string, string> = {
       'content-type': request.contentType,
-      'content-length': String(request.body.byteLength),
-      'x-amz-content-sha256': setup.signPayload ? createHash('sha256').update(request.body).digest('hex') : UNSIGNED_PAYLOAD,
+      'content-length': String(parts.reduce((sum, part) => sum + part.byteLength, 0)),
+      'x-amz-content-sha256': payloadHash,
     };
     for (const [name, value] of Object.entries(request.metadata)) headers[`${META_PREFIX}${name.toLowerCase()}`] = value;
     if (request.ifAbsent) headers['if-none-match'] = '*';
-    const res = await this.send(setup, 'PUT', request, headers, request.body);
+    const res = await this.send(setup, 'PUT', request, headers, parts);
     if (!succeeded(res)) return refusal(res);
     await finished(res.resume());
     return { ok: true, etag: res.headers.etag?.replace(/^"|"$/g, '') };
   }
 
   async get(request: SignedGetRequest): Promise<SignedGetAnswer> {
-    const res = await this.send(await this.setup(), 'GET', request, { 'x-amz-content-sha256': UNSIGNED_PAYLOAD });
+    const headers: Record<string, string> = { 'x-amz-content-sha256': UNSIGNED_PAYLOAD };
+    if (request.range) headers.range = `bytes=${request.range.start}-${request.range.end}`;
+    const res = await this.send(await this.setup(), 'GET', request, headers);
     return succeeded(res) ? { ok: true, headers: res.headers, body: res } : refusal(res);
   }
 
@@ -190,7 +202,7 @@ export class SignedHttp {
   }
 
   /** Sends the request, once more if a kept-alive socket was already closed; resolves with the answer's head. */
-  private async send(setup: Setup, method: 'GET' | 'PUT', request: ObjectRequest, headers: Record<string, string>, body?: Uint8Array): Promise<IncomingMessage> {
+  private async send(setup: Setup, method: 'GET' | 'PUT', request: ObjectRequest, headers: Record<string, string>, body?: readonly Uint8Array[]): Promise<IncomingMessage> {
     try {
       return await this.once(setup, method, request, headers, body);
     } catch (error) {
@@ -199,7 +211,7 @@ export class SignedHttp {
     }
   }
 
-  private async once({ signer, origin }: Setup, method: 'GET' | 'PUT', request: ObjectRequest, headers: Record<string, string>, body?: Uint8Array): Promise<IncomingMessage> {
+  private async once({ signer, origin }: Setup, method: 'GET' | 'PUT', request: ObjectRequest, headers: Record<string, string>, body?: readonly Uint8Array[]): Promise<IncomingMessage> {
     const path = `${origin.pathname.replace(/\/+$/, '')}/${request.bucket}${request.key === undefined ? '' : `/${encodeKey(request.key)}`}`;
     const query = request.query ?? {};
     const signed = await signer.sign({
@@ -240,9 +252,14 @@ export class SignedHttp {
         const stale = req.reusedSocket && (error.code === 'ECONNRESET' || error.code === 'EPIPE');
         reject(stale ? new StaleSocket(error.message, { cause: error }) : error);
       });
-      req.end(body);
+      for (const part of body ?? []) req.write(part);
+      req.end();
     });
   }
+}
+
+function bodyParts(body: Uint8Array | readonly Uint8Array[]): readonly Uint8Array[] {
+  return body instanceof Uint8Array ? [body] : body;
 }
 
 function succeeded(res: IncomingMessage): boolean {

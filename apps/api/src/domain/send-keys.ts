@@ -45,6 +45,8 @@ export interface SinkKeyRecord {
   projectId: string;
   /** Whose intake store takes the sink's batches. */
   warehouseId: string;
+  /** The sink's linger_ms (segments.ts). */
+  lingerMs: number;
   digest: Buffer;
   /** The key before the newest rotation while its overlap lasts: its digest and when it stops, on this process's clock. */
   previous: { digest: Buffer; stopsAt: number } | null;
@@ -91,9 +93,9 @@ export class SendKeyCache {
 
   private async read(sinkId: string): Promise<SinkKeyRecord | undefined> {
     const askedAt = Date.now();
-    const row = await queryOne<{ project_id: string; warehouse_id: string; send_key_sha256: Buffer; previous_key_sha256: Buffer | null; previous_ms_left: number | null }>(
+    const row = await queryOne<{ project_id: string; warehouse_id: string; linger_ms: number; send_key_sha256: Buffer; previous_key_sha256: Buffer | null; previous_ms_left: number | null }>(
       this.db,
-      `SELECT project_id, warehouse_id, send_key_sha256, previous_key_sha256,
+      `SELECT project_id, warehouse_id, linger_ms, send_key_sha256, previous_key_sha256,
               (extract(epoch FROM previous_key_stops_at - now()) * 1000)::float8 AS previous_ms_left
          FROM sinks WHERE id = $1 AND deleted_at IS NULL`,
       [sinkId],
@@ -108,7 +110,7 @@ export class SendKeyCache {
       row.previous_key_sha256 !== null && row.previous_ms_left !== null && row.previous_ms_left > 0
         ? { digest: row.previous_key_sha256, stopsAt: askedAt + row.previous_ms_left }
         : null;
-    const record = { projectId: row.project_id, warehouseId: row.warehouse_id, digest: row.send_key_sha256, previous, readAt: Date.now() };
+    const record = { projectId: row.project_id, warehouseId: row.warehouse_id, lingerMs: row.linger_ms, digest: row.send_key_sha256, previous, readAt: Date.now() };
     this.entries.set(sinkId, record);
     return record;
   }

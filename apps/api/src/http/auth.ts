@@ -2,7 +2,8 @@ import { sinkIdOfSendKey, type ApiKeyLevel } from '@tablemere/contracts';
 import type { Pool } from '@tablemere/db';
 import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { authenticate } from '../domain/api-keys.ts';
-import { throughDatabase, type SendingSink } from '../domain/intake/accept.ts';
+import type { SendingSink } from '../domain/intake/accept.ts';
+import { throughDatabase } from '../domain/intake/unavailable.ts';
 import { levelAtLeast, type Principal } from '../domain/principal.ts';
 import { isSendKey, sendKeyRefused, type SendKeyCache } from '../domain/send-keys.ts';
 import { apiError } from '../errors.ts';
@@ -82,7 +83,7 @@ export function sendKeyScope(keys: SendKeyCache, sinkIdOf: (request: FastifyRequ
       if (sinkIdOfSendKey(token) !== sinkId) throw sendKeyRefused();
       const record = await throughDatabase(() => keys.open(sinkId, token));
       if (!record) throw sendKeyRefused();
-      request.sender = { id: sinkId, projectId: record.projectId, warehouseId: record.warehouseId };
+      request.sender = { id: sinkId, projectId: record.projectId, warehouseId: record.warehouseId, lingerMs: record.lingerMs };
     });
     routes(scope);
   };

@@ -27,6 +27,9 @@ export class ApiMetrics {
   private readonly batches: Counter;
   private readonly bytes: Counter;
   private readonly rows: Counter<'outcome'>;
+  private readonly segments: Counter;
+  private readonly segmentBatches: Histogram;
+  private readonly segmentBytes: Counter;
   private readonly backlogMaxBytes: Gauge;
   private readonly backlogMaxBatches: Gauge;
 
@@ -50,6 +53,14 @@ export class ApiMetrics {
     });
     this.batches = new Counter({ name: 'tablemere_intake_batches_total', help: 'Batches accepted at the intake (202, replays excluded).', registers });
     this.bytes = new Counter({ name: 'tablemere_intake_bytes_total', help: 'Bytes of accepted batches, as stored.', registers });
+    this.segments = new Counter({ name: 'tablemere_intake_segments_total', help: 'Intake objects (segments) written, each holding the batches of one sink sent together.', registers });
+    this.segmentBatches = new Histogram({
+      name: 'tablemere_intake_segment_batches',
+      help: 'Batches per segment written.',
+      buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1000],
+      registers,
+    });
+    this.segmentBytes = new Counter({ name: 'tablemere_intake_segment_bytes_total', help: 'Bytes of the segments written, headers included.', registers });
     this.rows = new Counter({
       name: 'tablemere_intake_rows_total',
       help: 'Elements of accepted batches, all stored for the roller: objects (accepted) and others, which the roll rejects as not_an_object (rejected).',
@@ -80,6 +91,13 @@ export class ApiMetrics {
     this.bytes.inc(batch.bytes);
     this.rows.inc({ outcome: 'accepted' }, batch.rows);
     this.rows.inc({ outcome: 'rejected' }, batch.rejected);
+  }
+
+  /** A segment the intake wrote: how many batches it holds, and its bytes. */
+  segmentWritten(batches: number, bytes: number): void {
+    this.segments.inc();
+    this.segmentBatches.observe(batches);
+    this.segmentBytes.inc(bytes);
   }
 
   /** A send whose client left before its answer (client_aborted): counted under status 499, not timed. */

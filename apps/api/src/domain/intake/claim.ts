@@ -5,14 +5,23 @@ import { sameBody } from './body-digest.ts';
 import { ledgerEntry, receivedText, storedAnswer, type AnswerColumns } from './ledger.ts';
 
 /**
- * A claim older than this is a leftover of a process that died between claim and answer;
- * a replay takes it over. Longer than any store write can last (connect 5 s + 2 attempts of
- * at most 30 s).
+ * A claim older than this is a leftover of a process that died between claim and answer (or
+ * whose write's outcome it could not tell); a replay takes it over. Longer than any store write
+ * can last (connect 5 s + 2 attempts of at most 30 s), so the write it claimed for has landed
+ * by then or never will.
  */
 export const STALE_CLAIM_SECONDS = 120;
 
+/** Whether the batch of a stale claim is in the store where its row says it was being written. */
+export type StoredCheck = (claim: { batchId: string; segmentId: string | null }) => Promise<boolean>;
+
 export type Claim =
   | { kind: 'claimed'; receivedAt: string; day: string }
+  /**
+   * A stale claim whose write did land (in `segmentId`, or as a batch object when null): the
+   * batch is durable and is settled where it is, never written a second time.
+   */
+  | { kind: 'stored'; receivedAt: string; day: string; segmentId: string | null }
   | { kind: 'replay'; response: SendResult }
   | { kind: 'conflict' }
   | { kind: 'in_progress' }
@@ -32,9 +41,11 @@ export class Claims {
   constructor(
     private readonly pool: Pool,
     private readonly writes: LedgerWrites,
+    /** STALE_CLAIM_SECONDS, shorter only where a test makes a process die on purpose. */
+    private readonly staleSeconds = STALE_CLAIM_SECONDS,
   ) {}
 
-  async claim(request: ClaimRequest): Promise<Claim> {
+  async claim(request: ClaimRequest, stored: StoredCheck): Promise<Claim> {
     // Twice at most: a row seen in the first round may be gone (released) before the second.
     for (let round = 0; round < 2; round++) {
       const claimed = await this.writes.claim(request);
@@ -46,7 +57,10 @@ export class Claims {
       if (same === 'unknown') return { kind: 'unknown' };
       if (!same) return { kind: 'conflict' };
       if (existing.state !== 'storing') return { kind: 'replay', response: storedAnswer(existing as AnswerColumns) };
-      if (existing.age_seconds < STALE_CLAIM_SECONDS) return { kind: 'in_progress' };
+      if (existing.age_seconds < this.staleSeconds) return { kind: 'in_progress' };
+      if (await stored({ batchId: request.batchId, segmentId: existing.segment_id })) {
+        return { kind: 'stored', receivedAt: existing.received_text!, day: existing.day!, segmentId: existing.segment_id };
+      }
       return this.takeOver(request, existing.day!, existing.received_text!);
     }
     return { kind: 'in_progress' };
@@ -56,10 +70,10 @@ export class Claims {
   private async takeOver(request: ClaimRequest, day: string, claimedAt: string): Promise<Claim> {
     const taken = await queryOne<{ received_text: string }>(
       this.pool,
-      `UPDATE sink_batches SET received_at = clock_timestamp(), bytes = $5, rows = $6, rejected = $7, reasons = $8
+      `UPDATE sink_batches SET received_at = clock_timestamp(), bytes = $5, rows = $6, rejected = $7, reasons = $8, segment_id = $9
         WHERE ledger_day = $1 AND sink_id = $2 AND batch_id = $3 AND state = 'storing' AND received_at = $4::timestamptz
         RETURNING ${receivedText()} AS received_text`,
-      [day, request.sinkId, request.batchId, claimedAt, request.bytes, request.rows, request.rejected, request.reasons.length > 0 ? request.reasons : null],
+      [day, request.sinkId, request.batchId, claimedAt, request.bytes, request.rows, request.rejected, request.reasons.length > 0 ? request.reasons : null, request.segmentId],
     );
     return taken ? { kind: 'claimed', receivedAt: taken.received_text, day } : { kind: 'in_progress' };
   }

@@ -45,11 +45,13 @@ export interface LedgerEntry extends Nullable<AnswerColumns> {
   state: 'storing' | 'pending' | 'committed' | 'discarded' | null;
   day: string | null;
   age_seconds: number | null;
+  /** The segment the batch was (being) written to; null for the one-object-per-batch layout. */
+  segment_id: string | null;
 }
 
 const LEDGER_ENTRY_SQL = `
   SELECT s.deleted_at IS NULL AS live, b.body_digest, b.state, b.ledger_day::text AS day,
-         b.batch_id, b.rows, b.rejected, b.reasons, b.bytes, ${receivedText('b.received_at')} AS received_text,
+         b.batch_id, b.rows, b.rejected, b.reasons, b.bytes, ${receivedText('b.received_at')} AS received_text, b.segment_id,
          extract(epoch FROM clock_timestamp() - b.received_at)::float8 AS age_seconds
     FROM sinks s LEFT JOIN sink_batches b ON b.sink_id = s.id AND b.batch_id = $2
    WHERE s.id = $1`;

@@ -16,6 +16,8 @@ export interface ClaimRequest {
   rejected: number;
   /** Positions of the elements that are not objects (the first SEND_REASONS_LIMIT): the answer's reasons. */
   reasons: number[];
+  /** The segment the batch is about to be written to. */
+  segmentId: string;
 }
 
 /** A claim taken: the received time it wrote and the ledger day (partition) its row is in. */
@@ -35,6 +37,12 @@ export interface Settlement {
   receivedAt: string;
   /** The body's bytes as they came over the wire, for the usage counters. */
   wireBytes: number;
+  /**
+   * The segment holding the batch (null: a batch object of the one-object-per-batch layout),
+   * and where its bytes start there (null when not known: a segment a process died writing).
+   */
+  segmentId: string | null;
+  segmentOffset: number | null;
 }
 
 type LedgerWrite = { claim: ClaimRequest; settle?: never } | { settle: Settlement; claim?: never };
@@ -85,23 +93,23 @@ export class LedgerWrites {
 const WRITE_SQL = `
   WITH today AS (SELECT day FROM sink_ledger_today),
   c AS (
-    SELECT * FROM unnest($1::text[], $2::text[], $3::bytea[], $4::bigint[], $5::int[], $6::int[], $7::text[])
-      AS c (sink_id, batch_id, body_digest, bytes, rows, rejected, reasons)),
+    SELECT * FROM unnest($1::text[], $2::text[], $3::bytea[], $4::bigint[], $5::int[], $6::int[], $7::text[], $16::text[])
+      AS c (sink_id, batch_id, body_digest, bytes, rows, rejected, reasons, segment_id)),
   claimed AS (
-    INSERT INTO sink_batches (ledger_day, sink_id, batch_id, body_digest, bytes, rows, rejected, reasons, received_at, state)
-    SELECT today.day, c.sink_id, c.batch_id, c.body_digest, c.bytes, c.rows, c.rejected, c.reasons::int[], clock_timestamp(), 'storing'
+    INSERT INTO sink_batches (ledger_day, sink_id, batch_id, body_digest, bytes, rows, rejected, reasons, received_at, state, segment_id)
+    SELECT today.day, c.sink_id, c.batch_id, c.body_digest, c.bytes, c.rows, c.rejected, c.reasons::int[], clock_timestamp(), 'storing', c.segment_id
       FROM c CROSS JOIN today
      WHERE EXISTS (SELECT 1 FROM sinks WHERE id = c.sink_id AND deleted_at IS NULL)
        AND NOT EXISTS (SELECT 1 FROM sink_batches b WHERE b.sink_id = c.sink_id AND b.batch_id = c.batch_id)
     ON CONFLICT DO NOTHING
     RETURNING sink_id, batch_id, ledger_day::text AS day, ${receivedText()} AS received_text),
   v AS (
-    SELECT * FROM unnest($8::text[], $9::uuid[], $10::text[], $11::date[], $12::timestamptz[], $13::bigint[])
-      AS v (sink_id, project_id, batch_id, day, received_at, wire_bytes)),
+    SELECT * FROM unnest($8::text[], $9::uuid[], $10::text[], $11::date[], $12::timestamptz[], $13::bigint[], $17::text[], $18::bigint[])
+      AS v (sink_id, project_id, batch_id, day, received_at, wire_bytes, segment_id, segment_offset)),
   live AS (
     SELECT id FROM sinks WHERE id IN (SELECT sink_id FROM v) AND deleted_at IS NULL ORDER BY id FOR SHARE),
   settled AS (
-    UPDATE sink_batches b SET state = 'pending', received_at = v.received_at
+    UPDATE sink_batches b SET state = 'pending', received_at = v.received_at, segment_id = v.segment_id, segment_offset = v.segment_offset
       FROM v
      WHERE b.ledger_day BETWEEN $14::date AND $15::date AND b.ledger_day = v.day AND b.sink_id = v.sink_id AND b.batch_id = v.batch_id AND b.state = 'storing'
        AND v.sink_id IN (SELECT id FROM live)
@@ -146,6 +154,9 @@ async function writeGroup(pool: Pool, writes: LedgerWrite[]): Promise<Array<Clai
     // only those days' partitions for the update (pruned when it starts), not every day's.
     settlements.reduce<string | null>((min, s) => (min === null || s.day < min ? s.day : min), null),
     settlements.reduce<string | null>((max, s) => (max === null || s.day > max ? s.day : max), null),
+    offered.map((r) => r.segmentId),
+    settlements.map((s) => s.segmentId),
+    settlements.map((s) => s.segmentOffset),
   ]);
   const inserted = new Map<string, Claimed>();
   const settled = new Set<string>();

@@ -6,6 +6,7 @@ import { BacklogGauge } from '../../domain/intake/backlog.ts';
 import { Claims } from '../../domain/intake/claim.ts';
 import { InFlight } from '../../domain/intake/in-flight.ts';
 import { IntakeStores } from '../../domain/intake/stores.ts';
+import { SegmentWriter } from '../../domain/intake/segments.ts';
 import { LedgerWrites } from '../../domain/intake/writes.ts';
 import { SendKeyCache } from '../../domain/send-keys.ts';
 import { apiKeyScope } from '../../http/auth.ts';
@@ -40,8 +41,13 @@ export function sinkRoutes(app: FastifyInstance, deps: RouteDeps): void {
     intakes: new IntakeStores(deps.pool, deps.secrets, new ObjectStore(deps.s3, deps.intakeBucket)),
     backlog: new BacklogGauge(deps.pool, deps.sinkBacklog),
     sendKeys: new SendKeyCache(deps.pool),
-    claims: new Claims(deps.pool, ledgerWrites),
-    settler: ledgerWrites,
+    segments: new SegmentWriter({
+      pool: deps.pool,
+      claims: new Claims(deps.pool, ledgerWrites, deps.staleClaimSeconds),
+      settler: ledgerWrites,
+      log: app.log,
+      written: (batches, bytes) => deps.metrics.segmentWritten(batches, bytes),
+    }),
     bodies: new BodyPool(SEND_BODY_LIMIT, BODY_SLABS_KEPT, LARGE_BODY_BYTES),
     inFlight: new InFlight(deps.sendInFlight),
   };

@@ -5,7 +5,8 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { BACKLOG_RETRY_AFTER } from '../../domain/intake/drain.ts';
 import { BUSY_RETRY_AFTER_SECONDS, inFlightWeight } from '../../domain/intake/in-flight.ts';
 import { bodyDigest, legacySha256, type LegacyDigests } from '../../domain/intake/body-digest.ts';
-import { acceptBatch, throughDatabase, type BodyFormat, type IntakeAnswer, type SendBody } from '../../domain/intake/accept.ts';
+import { acceptBatch, type BodyFormat, type IntakeAnswer, type SendBody } from '../../domain/intake/accept.ts';
+import { throughDatabase } from '../../domain/intake/unavailable.ts';
 import type { BodyPool } from '../../http/body-pool.ts';
 import { aborted, type Coding, CONTENT_CODINGS, contentCoding, readDecoded } from '../../http/content-encoding.ts';
 import { senderOf, sendKeyScope } from '../../http/auth.ts';
@@ -238,7 +239,7 @@ export function sendBatch(app: FastifyInstance, deps: SinkRouteDeps): void {
         let answer: IntakeAnswer;
         try {
           answer = await acceptBatch(
-            { pool: deps.pool, intake: await throughDatabase(() => deps.intakes.of(sink.warehouseId)), claims: deps.claims, settler: deps.settler, legacyDigests: deps.legacyDigests, log: request.log },
+            { pool: deps.pool, intake: await throughDatabase(() => deps.intakes.of(sink.warehouseId)), segments: deps.segments, legacyDigests: deps.legacyDigests, log: request.log },
             sink,
             checked.batchId,
             body,

@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { deflateSync, gzipSync, zstdCompressSync } from 'node:zlib';
 import { SEND_BODY_LIMIT, SendResult, type CreatedSink } from '@tablemere/contracts';
 import { createDatabase, dropDatabase, migrate } from '@tablemere/db';
-import { batchKey, ObjectStore } from '@tablemere/store';
+import { ObjectStore } from '@tablemere/store';
+import { storedBatch } from '../../../tests/support/intake.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api as call, rssBytes, startBenchApi } from '../../../scripts/bench/api-process.ts';
 import { stackEnv, stackWarehouse } from '../../../tests/support/stack.ts';
@@ -31,10 +32,7 @@ afterAll(async () => {
 });
 
 async function stored(batchId: string): Promise<string> {
-  const { body } = await intake.get(batchKey(sink.id, batchId));
-  const chunks: Buffer[] = [];
-  for await (const chunk of body as AsyncIterable<Buffer>) chunks.push(chunk);
-  return Buffer.concat(chunks).toString('utf8');
+  return (await storedBatch(intake, sink.id, batchId)).bytes.toString('utf8');
 }
 
 const NDJSON = { 'content-type': 'application/x-ndjson' };

@@ -93,7 +93,7 @@ describe('the roll policy at its limits', () => {
     const [summary] = await rollAllDue();
     expect(summary).toMatchObject({ sink: sink.id, status: 'rolled', outcome: 'committed', batches: 3, rows: 3 * perBatch });
     expect((await readBoth(stack, ns, 'events')).length).toBe(3 * perBatch);
-    expect(await intakeBatches(stack, sink.id)).toEqual([`_sink/${sink.id}/s-4.ndjson`]);
+    expect(await intakeBatches(stack, sink.id)).toEqual(['s-4']);
     expect(await dueReasons(sink.id)).toEqual([]);
   }, 300_000);
 });

@@ -161,13 +161,13 @@ describe('rolls of more than 1,000 batches', () => {
     const api = new InternalApi({ url: stack.internalUrl, secret: stack.bootstrapSecret });
     const { lease_id } = await api.lease(other.id, { roller_id: 'sidecar-test', ttl_seconds: 120 });
     const ids = Array.from({ length: ROLL_MAX_BATCH_IDS }, (_, i) => `${String(i).padStart(6, '0')}${'x'.repeat(122)}`);
-    const intent = await api.recordIntent(other.id, { lease_id, snapshot_id: '1234567', batch_ids: ids });
+    const intent = await api.recordIntent(other.id, { lease_id, snapshot_id: '1234567', batch_ids: ids, segment_ids: [] });
     expect(intent.batch_ids).toEqual(ids);
     expect((await api.listRolls(other.id, 'open')).map((r) => r.batch_ids.length)).toEqual([ROLL_MAX_BATCH_IDS]);
     const batches = ids.map((batch_id) => ({ batch_id, rows: 2, rejected_rows: 1 }));
     const report = { lease_id, roll_id: intent.roll_id, snapshot_id: '1234567', batches, rows: 2 * ids.length, rejected_rows: ids.length, seconds: 1, attempts: 1, started_at: new Date().toISOString(), outcome: 'committed' as const };
     // No ledger row has these ids: the report closes the intent and counts every batch unknown.
     expect(await api.report(other.id, report)).toMatchObject({ outcome: 'committed', ledger: { committed: 0, already_committed: 0, unknown: ROLL_MAX_BATCH_IDS }, replayed: false });
-    await expect(api.recordIntent(other.id, { lease_id, snapshot_id: '7654321', batch_ids: [...ids, 'one-more'] })).rejects.toThrow(/batch_ids/);
+    await expect(api.recordIntent(other.id, { lease_id, snapshot_id: '7654321', batch_ids: [...ids, 'one-more'], segment_ids: [] })).rejects.toThrow(/batch_ids/);
   }, 60_000);
 });

@@ -177,6 +177,12 @@ export const RollIntentRequest = z.strictObject({
     .min(1)
     .max(ROLL_MAX_BATCH_IDS)
     .refine((ids) => new Set(ids).size === ids.length, 'batch ids must be distinct'),
+  /** The segments (intake objects of many batches) the roll takes; the batches of the one-object layout are in batch_ids alone. */
+  segment_ids: z
+    .array(z.string().regex(/^[0-9a-z]{9}-[0-9a-f]{12}$/, 'a segment id'))
+    .max(ROLL_MAX_BATCH_IDS)
+    .refine((ids) => new Set(ids).size === ids.length, 'segment ids must be distinct')
+    .default([]),
 });
 export type RollIntentRequest = z.infer<typeof RollIntentRequest>;
 
@@ -185,6 +191,7 @@ export const RollIntent = z.object({
   sink_id: SinkId,
   snapshot_id: SnapshotId.nullable(),
   batch_ids: z.array(z.string()),
+  segment_ids: z.array(z.string()),
   state: RollState,
   roller_id: z.string(),
   created_at: Timestamp,

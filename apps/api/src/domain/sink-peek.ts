@@ -1,8 +1,8 @@
 import { createInterface } from 'node:readline';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import type { PendingQuery, RejectsQuery } from '@tablemere/contracts';
 import { type Queryable, query, queryOne } from '@tablemere/db';
-import { BATCH_SUFFIX, type ObjectStore, StoreError, batchKey, isStoreError, rejectsPrefix } from '@tablemere/store';
+import { BATCH_SUFFIX, type ObjectStore, StoreError, batchKey, decodeSegment, isStoreError, rejectsPrefix, segmentKey } from '@tablemere/store';
 import type { FastifyBaseLogger } from 'fastify';
 import { apiError, RETRY_AFTER_SECONDS } from '../errors.ts';
 
@@ -62,6 +62,37 @@ async function* objectLines(body: Readable, skip: number): AsyncGenerator<{ text
 async function openObject(store: ObjectStore, key: string): Promise<Awaited<ReturnType<ObjectStore['get']>> | undefined> {
   try {
     return await store.get(key);
+  } catch (error) {
+    if (isStoreError(error, 'not_found')) return undefined;
+    throw error;
+  }
+}
+
+/**
+ * A pending batch's bytes: its own object (the one-object-per-batch layout), its range of its
+ * segment, or, where the ledger does not know the range (a batch found in a segment whose
+ * writer died), the segment's header tells it. Undefined when a roll removed it meanwhile.
+ */
+async function openBatch(store: ObjectStore, sinkId: string, batch: PendingBatchRow): Promise<Readable | undefined> {
+  if (batch.segment_id === null) return (await openObject(store, batchKey(sinkId, batch.batch_id)))?.body;
+  const key = segmentKey(sinkId, batch.segment_id);
+  if (batch.segment_offset !== null) {
+    const start = Number(batch.segment_offset);
+    const object = await openRange(store, key, start, start + Number(batch.bytes) - 1);
+    return object?.body;
+  }
+  const object = await openObject(store, key);
+  if (object === undefined) return undefined;
+  const chunks: Buffer[] = [];
+  for await (const chunk of object.body) chunks.push(chunk as Buffer);
+  const segment = decodeSegment(Buffer.concat(chunks), { sink: sinkId, segment: batch.segment_id });
+  const entry = segment.header.batches.find((e) => e.id === batch.batch_id);
+  return entry === undefined ? undefined : Readable.from([segment.batch(entry)]);
+}
+
+async function openRange(store: ObjectStore, key: string, start: number, end: number): Promise<Awaited<ReturnType<ObjectStore['get']>> | undefined> {
+  try {
+    return await store.get(key, { range: { start, end } });
   } catch (error) {
     if (isStoreError(error, 'not_found')) return undefined;
     throw error;
@@ -166,8 +197,11 @@ async function readRejects(deps: PeekDeps, sinkId: string, q: RejectsQuery): Pro
 interface PendingBatchRow {
   batch_id: string;
   received_at: Date;
-  /** Lines of the stored object: the ledger's objects and other elements together. */
+  /** Lines of the stored batch: the ledger's objects and other elements together. */
   lines: number;
+  bytes: string;
+  segment_id: string | null;
+  segment_offset: string | null;
 }
 
 /**
@@ -190,7 +224,7 @@ async function readPending(deps: PeekDeps & { db: Queryable }, sinkId: string, q
   // At most `limit` batches can contribute (each holds at least one line).
   const newest = await query<PendingBatchRow>(
     deps.db,
-    `SELECT batch_id, received_at, rows + rejected AS lines FROM sink_batches
+    `SELECT batch_id, received_at, rows + rejected AS lines, bytes, segment_id, segment_offset FROM sink_batches
       WHERE sink_id = $1 AND state = 'pending'
       ORDER BY received_at DESC, batch_id DESC LIMIT $2`,
     [sinkId, q.limit],
@@ -202,14 +236,14 @@ async function readPending(deps: PeekDeps & { db: Queryable }, sinkId: string, q
   let budget = PEEK_ANSWER_BYTES;
   for (const batch of newest) {
     if (wanted === 0 || budget <= 0) break;
-    const object = await openObject(deps.intake, batchKey(sinkId, batch.batch_id));
-    if (object === undefined) continue;
+    const body = await openBatch(deps.intake, sinkId, batch);
+    if (body === undefined) continue;
     const take = Math.min(wanted, batch.lines);
     const head = `{"batch_id":${JSON.stringify(batch.batch_id)},"received_at":${JSON.stringify(batch.received_at.toISOString())},"line":`;
     // The last `take` lines, dropping the oldest kept ones while over the byte budget.
     const kept: { item: string; size: number }[] = [];
     let keptBytes = 0;
-    for await (const { text, line } of objectLines(object.body, batch.lines - take)) {
+    for await (const { text, line } of objectLines(body, batch.lines - take)) {
       const row = jsonText(text, `${batch.batch_id}:${line}`, deps.log, false);
       if (row === undefined) continue;
       kept.push({ item: `${head}${line},"row":${row}}`, size: row.length });

@@ -12,7 +12,7 @@ import {
 } from '@tablemere/contracts';
 import { isPgError, PgErrorCode, query, queryOne, transaction, type Pool, type Queryable } from '@tablemere/db';
 import { isIcebergError, type RestCatalog, type TableMetadata } from '@tablemere/iceberg';
-import { batchIdOfKey, rejectsPrefix, sinkPrefix } from '@tablemere/store';
+import { batchIdOfKey, rejectsPrefix, segmentIdOfKey, sinkPrefix } from '@tablemere/store';
 import type { FastifyBaseLogger } from 'fastify';
 import { apiError, tableNotFound } from '../errors.ts';
 import { recordAudit } from './audit.ts';
@@ -371,7 +371,7 @@ export async function deleteSink(deps: DeleteSinkDeps, principal: Principal, ref
 }
 
 /**
- * Removes a sink's batch objects from intake. The store's listing is the truth (an object
+ * Removes a sink's intake objects (segments, and batch objects of the one-object layout). The store's listing is the truth (an object
  * can exist without a pending ledger row after an ambiguous write); rejects stay. A store
  * failure is logged and reported, never thrown: the sink is deleted either way.
  */
@@ -381,7 +381,7 @@ async function clearIntake(deps: DeleteSinkDeps, sink: SinkRow): Promise<{ remov
   try {
     const intake = await deps.intakes.of(sink.warehouse_id);
     for await (const page of intake.list(sinkPrefix(sinkId), { delimiter: '/' })) {
-      const keys = page.objects.map((o) => o.key).filter((key) => batchIdOfKey(sinkId, key) !== undefined);
+      const keys = page.objects.map((o) => o.key).filter((key) => segmentIdOfKey(sinkId, key) !== undefined || batchIdOfKey(sinkId, key) !== undefined);
       const result = await intake.deleteMany(keys);
       removed += result.deleted.length;
       if (result.failed.length > 0) {

@@ -11,11 +11,11 @@ import { type BatchCount, sinkSummary } from './summary.ts';
  * the internal API, before the commit: recovery can tell committed from abandoned rolls even
  * once the snapshot was expired. Needs the lease with time to spare.
  */
-export async function recordIntent(ctx: RollContext, snapshotId: bigint, batchIds: readonly string[]): Promise<RollIntent> {
+export async function recordIntent(ctx: RollContext, snapshotId: bigint, batchIds: readonly string[], segmentIds: readonly string[]): Promise<RollIntent> {
   checkpoint(ctx);
   ctx.lease.assertHeld(ctx.deps.settings.leaseMarginMs);
   try {
-    return await ctx.deps.api.recordIntent(ctx.sink.id, { lease_id: ctx.lease.id, snapshot_id: snapshotId.toString(), batch_ids: [...batchIds] });
+    return await ctx.deps.api.recordIntent(ctx.sink.id, { lease_id: ctx.lease.id, snapshot_id: snapshotId.toString(), batch_ids: [...batchIds], segment_ids: [...segmentIds] });
   } catch (error) {
     if (isApiRefusal(error, 'lease_lost')) throw new RollError('lease_lost', error.message);
     throw apiFailure(error);
@@ -36,7 +36,9 @@ export interface CommitPlan {
   /** The partition spec the files were written for. */
   specId: number;
   batches: readonly BatchCount[];
-  /** The sidecar holding the batch lists, for a roll of more than 1,000 batches. */
+  /** The segments consumed. */
+  segments: readonly string[];
+  /** The sidecar holding the lists, for a roll of more than 1,000 batches or segments. */
   batchesFile: string | undefined;
 }
 
@@ -68,7 +70,7 @@ export async function appendRoll(ctx: RollContext, table: TenantTable, plan: Com
       // data file took a while, and another writer committing meanwhile would cost a lost race.
       dataFiles: plan.dataFiles,
       snapshotId: plan.snapshotId,
-      summary: sinkSummary(ctx.sink.id, plan.batches, new Date(), plan.batchesFile),
+      summary: sinkSummary(ctx.sink.id, plan.batches, plan.segments, new Date(), plan.batchesFile),
       retry: DEFAULT_RETRY_POLICY,
       validateBase: (metadata) => {
         checkpoint(ctx);

@@ -21,11 +21,12 @@ import { RollError, toRollError } from '../errors.ts';
 import { apiFailure } from './commit.ts';
 import { checkpoint, type RollContext } from './context.ts';
 import { deleteBatches } from './delete.ts';
+import type { Listed } from './policy.ts';
 import type { IntakeObject } from './read-batches.ts';
 import type { TenantTable } from './reload.ts';
 import { sendReport } from './report.ts';
 import { resolveBatchLists } from './sidecar.ts';
-import { type BatchCount, SUMMARY_KEYS, summaryBatchCounts, summaryBatchIds } from './summary.ts';
+import { type BatchCount, SUMMARY_KEYS, summaryBatchCounts, summaryBatchIds, summarySegmentIds } from './summary.ts';
 
 /**
  * A batch is consumed by a commit only if the intake stored it before that commit (give or
@@ -123,9 +124,10 @@ export function snapshotIn(evidence: Evidence, id: bigint): Snapshot | undefined
 }
 
 /** A commit whose batches must be out of the intake before anything new is committed. */
-interface Consumed {
+interface ConsumedRoll {
   snapshotId: bigint;
   batchIds: readonly string[];
+  segmentIds: readonly string[];
   /** Objects stored after this (store clock) are new batches under a reused id. */
   notAfter: number;
   intent: RollIntent | undefined;
@@ -134,9 +136,25 @@ interface Consumed {
   counts: BatchCount[] | undefined;
 }
 
+/**
+ * The batch ids the commits found by the invariant consumed, each with the latest store time an
+ * object holding it can have to be one they consumed: a copy of such a batch in a segment still
+ * pending (a write whose outcome was unknown, retried) is passed over, not appended again.
+ */
+export class Consumed {
+  constructor(private readonly notAfter: ReadonlyMap<string, number> = new Map()) {}
+
+  has(batchId: string, object: Listed): boolean {
+    const notAfter = this.notAfter.get(batchId);
+    return notAfter !== undefined && (object.lastModified?.getTime() ?? 0) <= notAfter;
+  }
+}
+
 export interface InvariantResult {
-  /** The listing without the batches found consumed (now deleted). */
+  /** The listing without the objects found consumed (now deleted). */
   pending: IntakeObject[];
+  /** What the commits found consumed, for the batches inside the objects still pending. */
+  consumed: Consumed;
   /** Intents found committed and reported now. */
   settled: number;
   /** Intents found never committed and closed as failed; their batches are pending again. */
@@ -243,7 +261,7 @@ export async function reestablishInvariant(ctx: RollContext, table: TenantTable,
   const undecided = open.filter((intent) => judgeIntent(intent, evidence).verdict === 'unresolved');
   if (undecided.length > 0) evidence = await gatherEvidence(table, new Set(undecided.map((intent) => BigInt(intent.snapshot_id!))));
 
-  const consumed: Consumed[] = [];
+  const consumed: ConsumedRoll[] = [];
   const abandoned: Array<{ intent: RollIntent; by: Proof }> = [];
   const unresolved: RollIntent[] = [];
   for (const intent of open) {
@@ -259,6 +277,7 @@ export async function reestablishInvariant(ctx: RollContext, table: TenantTable,
       consumed.push({
         snapshotId: id,
         batchIds: intent.batch_ids,
+        segmentIds: intent.segment_ids,
         notAfter: (snapshot?.['timestamp-ms'] ?? Date.now()) + CONSUMED_WINDOW_MS,
         intent,
         by: judgement.by,
@@ -272,21 +291,32 @@ export async function reestablishInvariant(ctx: RollContext, table: TenantTable,
     // Only a batch stored before that commit can be one it consumed: with none listed, its
     // sidecar (if any) need not be read, nor exist (a rollback to a snapshot long since swept).
     const mayName = listed.some((o) => (o.lastModified?.getTime() ?? 0) <= notAfter);
+    const lists = mayName ? await resolveBatchLists(ctx, latest) : {};
     consumed.push({
       snapshotId: latest['snapshot-id'],
-      batchIds: mayName ? summaryBatchIds(await resolveBatchLists(ctx, latest)) : [],
+      batchIds: summaryBatchIds(lists),
+      segmentIds: summarySegmentIds(lists),
       notAfter,
       intent: undefined,
       counts: undefined,
     });
   }
 
-  const byId = new Map(listed.map((o) => [o.batchId, o]));
+  // Segment ids are never reused, so a segment named is consumed whenever it was written; a
+  // batch id may come back as a new batch once its ledger row was pruned, hence the time bound.
+  const batchObjects = new Map(listed.filter((o) => o.kind === 'batch').map((o) => [o.id, o]));
+  const segments = new Map(listed.filter((o) => o.kind === 'segment').map((o) => [o.id, o]));
   const doomed = new Set<string>();
+  const consumedIds = new Map<string, number>();
   for (const c of consumed) {
     for (const id of c.batchIds) {
-      const object = byId.get(id);
+      const object = batchObjects.get(id);
       if (object && (object.lastModified?.getTime() ?? 0) <= c.notAfter) doomed.add(object.key);
+      consumedIds.set(id, Math.max(consumedIds.get(id) ?? 0, c.notAfter));
+    }
+    for (const id of c.segmentIds) {
+      const object = segments.get(id);
+      if (object) doomed.add(object.key);
     }
   }
   if (doomed.size > 0) ctx.log.info({ batches: doomed.size }, 'deleting batches an earlier roll committed');
@@ -326,7 +356,7 @@ export async function reestablishInvariant(ctx: RollContext, table: TenantTable,
   if (unresolved.length > 0) throw new RollError('intent_unresolved', unresolvedMessage(ctx.sink.id, unresolved[0]!, evidence));
   const named = new Set(open.flatMap((intent) => (intent.snapshot_id === null ? [] : [rollFileKey(ctx.sink.id, intent.snapshot_id)])));
   if (latest) named.add(rollFileKey(ctx.sink.id, latest['snapshot-id']));
-  return { pending: listed.filter((o) => !doomed.has(o.key)), settled, abandoned: abandoned.length, deleted: doomed.size, named };
+  return { pending: listed.filter((o) => !doomed.has(o.key)), consumed: new Consumed(consumedIds), settled, abandoned: abandoned.length, deleted: doomed.size, named };
 }
 
 /** What was looked at and what the operator can do, for an intent nothing settled. */

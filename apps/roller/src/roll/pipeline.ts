@@ -1,5 +1,6 @@
 import type { RollIntent } from '@tablemere/contracts';
 import { currentSchema, type DataFile, newSnapshotId, type SchemaJson, type TableMetadata } from '@tablemere/iceberg';
+import { ROLL_MAX_BATCH_IDS } from '@tablemere/contracts';
 import { RollError } from '../errors.ts';
 import { isApiRefusal } from '../internal-api.ts';
 import { addNewColumns } from './add-columns.ts';
@@ -7,13 +8,13 @@ import { appendRoll, apiFailure, recordIntent } from './commit.ts';
 import { measured, type RollContext, timed } from './context.ts';
 import { deleteBatches } from './delete.ts';
 import { applyFirstRoll } from './first-roll.ts';
-import { reestablishInvariant } from './invariant.ts';
-import { chooseBatches, type IntakeObject, listIntake, readBatches } from './read-batches.ts';
+import { type Consumed, reestablishInvariant } from './invariant.ts';
+import { chooseObjects, type IntakeObject, listIntake, readObjects } from './read-batches.ts';
 import { type RejectsReason, writeRejects } from './rejects.ts';
 import { reloadTable, type TenantTable } from './reload.ts';
 import { sendReport } from './report.ts';
 import { writeSidecar } from './sidecar.ts';
-import { type BatchCount, INLINE_BATCHES } from './summary.ts';
+import { type BatchCount, listsInline } from './summary.ts';
 import { sweepIntake } from './sweep.ts';
 import { BatchValidator, type NewFieldOptions, type Validation } from './validate.ts';
 import { writeData } from './write.ts';
@@ -57,12 +58,12 @@ export async function runRoll(ctx: RollContext): Promise<RollResult> {
     const listed = await timed(ctx, 'list', () => listIntake(ctx));
     const invariant = await timed(ctx, 'invariant', () => reestablishInvariant(ctx, table, listed));
     table = await timed(ctx, 'first_roll', () => applyFirstRoll(ctx, table));
-    const chosen = chooseBatches(ctx, invariant.pending);
+    const chosen = chooseObjects(ctx, invariant.pending);
     const base = { settled: invariant.settled, abandoned: invariant.abandoned, left: invariant.pending.length - chosen.length };
     if (chosen.length === 0) {
       return { outcome: 'idle', snapshotId: null, batches: 0, rows: 0, rejected: 0, reasons: {}, attempts: 0, ...base, swept: await timed(ctx, 'sweep', () => sweepIntake(ctx, invariant.named)) };
     }
-    const result = await rollBatches(ctx, table, chosen);
+    const result = await rollBatches(ctx, table, chosen, invariant.consumed, invariant.pending);
     return { ...result, ...base, swept: await timed(ctx, 'sweep', () => sweepIntake(ctx, invariant.named)) };
   } finally {
     table.io.close();
@@ -72,25 +73,42 @@ export async function runRoll(ctx: RollContext): Promise<RollResult> {
 type BatchesResult = Omit<RollResult, 'settled' | 'abandoned' | 'left' | 'swept'>;
 
 /**
- * The chosen batches read and validated against `schema`, reading and validating side by side.
- * Only what the roll needs later is kept of each batch, not its bytes: a schema change reads
- * them again (they stay in the intake until the roll deletes them).
+ * The chosen objects read and validated against `schema`, reading and validating side by side,
+ * until the next object would carry the roll past ROLL_MAX_BATCH_IDS batches. Only what the
+ * roll needs later is kept of each batch, not its bytes: a schema change reads them again
+ * (they stay in the intake until the roll deletes them). A batch an earlier commit consumed
+ * (`consumed`), or one met already in this roll, is passed over: its object goes with the
+ * roll, the batch is not appended again. So does a batch object of the one-object layout still
+ * pending under the id of a batch this roll takes from a segment (`copies`: a write of the old
+ * layout whose claim was released, its id sent again after the upgrade).
  */
 async function readAndValidate(
   ctx: RollContext,
   chosen: readonly IntakeObject[],
   schema: SchemaJson,
   newFields: NewFieldOptions | undefined,
-): Promise<{ validation: Validation; read: IntakeObject[] }> {
+  consumed: Consumed,
+  pending: readonly IntakeObject[],
+): Promise<{ validation: Validation; read: IntakeObject[]; copies: IntakeObject[] }> {
   return timed(ctx, 'read_validate', async () => {
     const validator = new BatchValidator(schema, newFields);
     const read: IntakeObject[] = [];
-    const byId = new Map(chosen.map((o) => [o.batchId, o]));
-    for await (const batch of readBatches(ctx, chosen)) {
-      measured(ctx, 'validate', () => validator.add(batch));
-      read.push(byId.get(batch.id)!);
+    const seen = new Set<string>();
+    const batchObjects = new Map(pending.filter((o) => o.kind === 'batch').map((o) => [o.id, o]));
+    for await (const { object, batches } of readObjects(ctx, chosen)) {
+      const taken = batches.filter((b) => !seen.has(b.id) && !consumed.has(b.id, object));
+      if (read.length > 0 && seen.size + taken.length > ROLL_MAX_BATCH_IDS) break;
+      if (taken.length < batches.length) ctx.log.warn({ key: object.key, passed_over: batches.length - taken.length }, 'batches already consumed or already in this roll were passed over');
+      for (const batch of taken) {
+        seen.add(batch.id);
+        measured(ctx, 'validate', () => validator.add(batch));
+      }
+      read.push(object);
     }
-    return { validation: validator.finish(), read };
+    const taken = new Set(read.map((o) => o.key));
+    const copies = read.some((o) => o.kind === 'segment') ? [...seen].flatMap((id) => batchObjects.get(id) ?? []).filter((o) => !taken.has(o.key)) : [];
+    if (copies.length > 0) ctx.log.warn({ copies: copies.length, first: copies[0]!.key }, 'batch objects of the one-object layout share ids with batches taken from segments; they go with the roll');
+    return { validation: validator.finish(), read, copies };
   });
 }
 
@@ -98,9 +116,9 @@ async function readAndValidate(
  * Read + validate → (add columns for new fields, then again) → rejects → write → sidecar (above
  * 1,000 batches) → intent → commit (again on a schema change) → delete → report.
  */
-async function rollBatches(ctx: RollContext, table: TenantTable, chosen: readonly IntakeObject[]): Promise<BatchesResult> {
+async function rollBatches(ctx: RollContext, table: TenantTable, chosen: readonly IntakeObject[], consumed: Consumed, pending: readonly IntakeObject[]): Promise<BatchesResult> {
   const { crash } = ctx.deps;
-  let batches: readonly IntakeObject[] = chosen;
+  let objects: readonly IntakeObject[] = chosen;
   const snapshotId = newSnapshotId();
   const state = { unknownOutcome: false };
   let metadata: TableMetadata = table.loaded.metadata;
@@ -117,12 +135,16 @@ async function rollBatches(ctx: RollContext, table: TenantTable, chosen: readonl
   try {
     for (let round = 1; ; round++) {
       const schema = currentSchema(metadata);
-      const { validation, read } = await readAndValidate(ctx, batches, schema, addsColumns ? { added } : undefined);
-      if (round > 1 && read.length !== batches.length) {
+      const { validation, read, copies } = await readAndValidate(ctx, objects, schema, addsColumns ? { added } : undefined, consumed, pending);
+      if (round > 1 && read.length !== objects.length) {
         throw new RollError('aborted', 'batches left the intake during the roll (was the sink deleted?); nothing was committed');
       }
-      batches = read;
-      if (batches.length === 0) return summarize('idle', null, validation, attempts);
+      objects = read;
+      if (validation.batches.length === 0) {
+        // Nothing but batches an earlier commit consumed: their objects go, nothing is committed.
+        await timed(ctx, 'delete', () => deleteBatches(ctx, objects.map((o) => o.key)));
+        return summarize('idle', null, validation, attempts);
+      }
       if (addsColumns && validation.unknownRows.length > 0 && addRounds < ADD_COLUMNS_ROUNDS) {
         // One schema commit for every new field, then the rows are validated again against the
         // schema it left (the owner's too, when the owner changed it first). Fields that get no
@@ -136,8 +158,9 @@ async function rollBatches(ctx: RollContext, table: TenantTable, chosen: readonl
           continue;
         }
       }
-      const keys = batches.map((b) => b.key);
-      await timed(ctx, 'rejects', () => writeRejects(ctx, validation));
+      const keys = [...objects, ...copies].map((o) => o.key);
+      const segments = objects.filter((o) => o.kind === 'segment').map((o) => o.id);
+      await timed(ctx, 'rejects', () => writeRejects(ctx, validation, objects[0]!.id));
       crash.reached('after-rejects');
       const counts = batchCounts(validation);
 
@@ -156,13 +179,13 @@ async function rollBatches(ctx: RollContext, table: TenantTable, chosen: readonl
       const files = await timed(ctx, 'write', () => writeData(ctx, current, rows, schema));
       dataFiles = files;
       crash.reached('after-write');
-      // Above 1,000 batches the ids go to a sidecar, written before the intent and the commit.
-      const batchesFile = counts.length > INLINE_BATCHES ? await timed(ctx, 'sidecar', () => writeSidecar(ctx, snapshotId, counts)) : undefined;
+      // Above 1,000 batches or segments the ids go to a sidecar, written before the intent and the commit.
+      const batchesFile = listsInline(counts.length, segments.length) ? undefined : await timed(ctx, 'sidecar', () => writeSidecar(ctx, snapshotId, counts, segments));
       crash.reached('after-sidecar');
-      const batchIds = batches.map((b) => b.batchId);
-      intent ??= await timed(ctx, 'intent', () => recordIntent(ctx, snapshotId, batchIds));
+      const batchIds = counts.map((c) => c.batch_id);
+      intent ??= await timed(ctx, 'intent', () => recordIntent(ctx, snapshotId, batchIds, segments));
       crash.reached('after-intent');
-      const appended = await timed(ctx, 'commit', () => appendRoll(ctx, current, { snapshotId, dataFiles: files, schemaId: validation.schemaId, specId: metadata['default-spec-id'], batches: counts, batchesFile }, state));
+      const appended = await timed(ctx, 'commit', () => appendRoll(ctx, current, { snapshotId, dataFiles: files, schemaId: validation.schemaId, specId: metadata['default-spec-id'], batches: counts, segments, batchesFile }, state));
       attempts += appended.attempts;
       if (appended.kind === 'schema_changed') {
         if (++schemaChanges >= SCHEMA_ROUNDS) throw new RollError('commit_conflict', `the table's schema or partition spec changed ${schemaChanges} times during the roll`);

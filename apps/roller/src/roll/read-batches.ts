@@ -1,21 +1,33 @@
 import { ROLL_MAX_BATCH_IDS } from '@tablemere/contracts';
-import { BATCH_METADATA, batchIdOfKey, isStoreError } from '@tablemere/store';
+import { BATCH_METADATA, batchIdOfKey, decodeSegment, isStoreError, SegmentFormatError, segmentIdOfKey } from '@tablemere/store';
 import { toRollError } from '../errors.ts';
 import { checkpoint, type RollContext } from './context.ts';
 import { type Listed, selectBatches } from './policy.ts';
 
+/** A pending intake object: a segment of many batches, or a batch object of the one-object-per-batch layout. */
 export interface IntakeObject extends Listed {
-  batchId: string;
+  kind: 'segment' | 'batch';
+  /** The segment id, or the batch id. */
+  id: string;
 }
 
 /** One pending batch as the intake stored it. */
 export interface IntakeBatch {
   id: string;
+  /** The object holding it. */
   key: string;
   size: number;
-  /** The intake's clock (x-amz-meta-received, RFC 3339): what `__ingest_ts` is set to. */
+  /** The intake's clock (RFC 3339): what `__ingest_ts` is set to. */
   received: string;
   body: Buffer;
+  /** Set when the object cannot be read as the intake writes it: every line goes to rejects, why is this. */
+  unreadable?: string;
+}
+
+/** An object read whole, with its batches in order. */
+export interface ReadObject {
+  object: IntakeObject;
+  batches: IntakeBatch[];
 }
 
 /**
@@ -28,8 +40,8 @@ const READ_AHEAD = 32;
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?(Z|[+-]\d{2}:\d{2})$/;
 
 /**
- * Every pending batch of the sink in the intake, one level under its prefix (rejects live a
- * level deeper and are not listed). The store's listing is the truth about what is pending.
+ * Every pending intake object of the sink, one level under its prefix (rejects and roll files
+ * live a level deeper and are not listed). The store's listing is the truth about what is pending.
  */
 export async function listIntake(ctx: RollContext): Promise<IntakeObject[]> {
   checkpoint(ctx);
@@ -37,8 +49,14 @@ export async function listIntake(ctx: RollContext): Promise<IntakeObject[]> {
   try {
     for await (const page of ctx.intake.list(ctx.sink.intake.prefix, { delimiter: '/' })) {
       for (const o of page.objects) {
+        const listed = { key: o.key, size: o.size, lastModified: o.lastModified };
+        const segmentId = segmentIdOfKey(ctx.sink.id, o.key);
+        if (segmentId !== undefined) {
+          objects.push({ kind: 'segment', id: segmentId, ...listed });
+          continue;
+        }
         const batchId = batchIdOfKey(ctx.sink.id, o.key);
-        if (batchId !== undefined) objects.push({ batchId, key: o.key, size: o.size, lastModified: o.lastModified });
+        if (batchId !== undefined) objects.push({ kind: 'batch', id: batchId, ...listed });
       }
     }
   } catch (error) {
@@ -48,21 +66,22 @@ export async function listIntake(ctx: RollContext): Promise<IntakeObject[]> {
 }
 
 /**
- * The batches one roll takes from the pending ones: the oldest, up to roll_bytes (see
- * `selectBatches`). The 1,000 batches that make a sink due do not bound a roll: a backlog of
- * small batches rolls in one go (its ids in a sidecar, summary.ts), up to ROLL_MAX_BATCH_IDS.
+ * The objects one roll takes from the pending ones: the oldest, up to roll_bytes (see
+ * `selectBatches`), whole. The 1,000 batches that make a sink due do not bound a roll: a backlog
+ * of small batches rolls in one go (its ids in a sidecar, summary.ts), up to ROLL_MAX_BATCH_IDS,
+ * which the read stops at (a segment's batches are known once it is read).
  */
-export function chooseBatches(ctx: RollContext, pending: readonly IntakeObject[]): IntakeObject[] {
+export function chooseObjects(ctx: RollContext, pending: readonly IntakeObject[]): IntakeObject[] {
   return selectBatches(pending, { maxBatches: ROLL_MAX_BATCH_IDS, maxBytes: ctx.sink.policy.roll_bytes });
 }
 
 /**
- * Step 4, read: the chosen batches, whole, in the order given, a few requests ahead of the
- * consumer so validating one batch overlaps reading the next. A batch deleted since the
- * listing (its sink was deleted with its pending batches) is skipped.
+ * Step 4, read: the chosen objects, whole, in the order given, a few requests ahead of the
+ * consumer so validating one overlaps reading the next. An object deleted since the listing
+ * (its sink was deleted with its pending batches) is skipped.
  */
-export async function* readBatches(ctx: RollContext, chosen: readonly IntakeObject[]): AsyncGenerator<IntakeBatch> {
-  const ahead: Array<Promise<IntakeBatch | undefined>> = [];
+export async function* readObjects(ctx: RollContext, chosen: readonly IntakeObject[]): AsyncGenerator<ReadObject> {
+  const ahead: Array<Promise<ReadObject | undefined>> = [];
   let next = 0;
   const fill = () => {
     while (next < chosen.length && ahead.length < READ_AHEAD) {
@@ -74,29 +93,44 @@ export async function* readBatches(ctx: RollContext, chosen: readonly IntakeObje
   };
   fill();
   while (ahead.length > 0) {
-    const batch = await ahead.shift()!;
+    const read = await ahead.shift()!;
     fill();
-    if (batch !== undefined) yield batch;
+    if (read !== undefined) yield read;
   }
 }
-async function readOne(ctx: RollContext, object: IntakeObject): Promise<IntakeBatch | undefined> {
+
+async function readOne(ctx: RollContext, object: IntakeObject): Promise<ReadObject | undefined> {
   checkpoint(ctx);
   try {
     const { head, body } = await ctx.intake.get(object.key);
     const chunks: Buffer[] = [];
     for await (const chunk of body) chunks.push(chunk as Buffer);
+    const bytes = Buffer.concat(chunks);
+    // The store's write time is the nearest truth where the intake's stamp is missing (never our clock).
+    const written = (head.lastModified ?? object.lastModified ?? new Date(0)).toISOString();
+    if (object.kind === 'segment') return { object, batches: segmentBatches(ctx, object, bytes, written) };
     const received = head.metadata[BATCH_METADATA.received];
-    let stamp: string;
-    if (received !== undefined && RFC3339.test(received)) {
-      stamp = received;
-    } else {
-      // Without the intake's stamp the store's write time is the nearest truth (never our clock).
-      stamp = (head.lastModified ?? object.lastModified ?? new Date(0)).toISOString();
-      ctx.log.warn({ batch: object.batchId, received }, 'batch has no valid received metadata; __ingest_ts uses the store write time');
-    }
-    return { id: object.batchId, key: object.key, size: head.size, received: stamp, body: Buffer.concat(chunks) };
+    let stamp = written;
+    if (received !== undefined && RFC3339.test(received)) stamp = received;
+    else ctx.log.warn({ batch: object.id, received }, 'batch has no valid received metadata; __ingest_ts uses the store write time');
+    return { object, batches: [{ id: object.id, key: object.key, size: bytes.byteLength, received: stamp, body: bytes }] };
   } catch (error) {
     if (isStoreError(error, 'not_found')) return undefined;
     throw toRollError(error, 'intake');
+  }
+}
+
+/**
+ * A segment's batches, each its bytes as sent. A segment whose header cannot be trusted is one
+ * unreadable batch under the segment's id: every line of it goes to rejects, none to the table.
+ */
+function segmentBatches(ctx: RollContext, object: IntakeObject, bytes: Buffer, written: string): IntakeBatch[] {
+  try {
+    const segment = decodeSegment(bytes, { sink: ctx.sink.id, segment: object.id });
+    return segment.header.batches.map((entry) => ({ id: entry.id, key: object.key, size: entry.bytes, received: entry.received, body: segment.batch(entry) }));
+  } catch (error) {
+    if (!(error instanceof SegmentFormatError)) throw error;
+    ctx.log.error({ segment: object.id, key: object.key, why: error.message }, 'a segment cannot be read; every line of it goes to rejects as batch_unreadable');
+    return [{ id: object.id, key: object.key, size: bytes.byteLength, received: written, body: bytes, unreadable: `the intake object ${object.key} is not a readable segment (${error.message})` }];
   }
 }

@@ -32,27 +32,20 @@ export function unreadableLines(batchId: string, content: { lines: readonly stri
   return content.lines.map((line) => `${head}"row":${JSON.stringify(line)},${tail}`);
 }
 
-const WRITE_CONCURRENCY = 8;
-
 /**
- * Step 6, rejects: one file per batch that had rejected rows, at
- * `_sink/<sink_id>/rejects/<batch_id>.ndjson`. Written before the commit, so a batch is only
- * ever consumed after its rejects are durable; a re-roll of the same batch writes the same file.
+ * Step 6, rejects: one file for the whole roll, `_sink/<sink_id>/rejects/<first_id>.ndjson`,
+ * named by the first object the roll took (a segment id, or a batch id of the one-object
+ * layout); each line names its batch. Written before the commit, so a batch is only ever
+ * consumed after its rejects are durable. A roll that failed before its commit is taken up
+ * again from the same oldest object, so its retry writes the same file over, never a second.
  */
-export async function writeRejects(ctx: RollContext, validation: Validation): Promise<void> {
+export async function writeRejects(ctx: RollContext, validation: Validation, firstId: string): Promise<void> {
   checkpoint(ctx);
-  const pending = validation.batches.filter((b) => b.rejectLines.length > 0);
-  let next = 0;
-  const worker = async () => {
-    while (next < pending.length) {
-      const batch = pending[next++]!;
-      const body = Buffer.from(`${batch.rejectLines.join('\n')}\n`, 'utf8');
-      try {
-        await ctx.intake.put(rejectsKey(ctx.sink.id, batch.id), body, { contentType: BATCH_CONTENT_TYPE });
-      } catch (error) {
-        throw toRollError(error, 'intake');
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(WRITE_CONCURRENCY, pending.length) }, worker));
+  const lines = validation.batches.flatMap((b) => b.rejectLines);
+  if (lines.length === 0) return;
+  try {
+    await ctx.intake.put(rejectsKey(ctx.sink.id, firstId), Buffer.from(`${lines.join('\n')}\n`, 'utf8'), { contentType: BATCH_CONTENT_TYPE });
+  } catch (error) {
+    throw toRollError(error, 'intake');
+  }
 }

@@ -5,7 +5,7 @@ import { checkpoint, type RollContext } from './context.ts';
 import { type BatchCount, type BatchLists, batchLists, SIDECAR_SNAPSHOT_KEY, SUMMARY_KEYS, summaryBatchesFile, summaryBatchIds } from './summary.ts';
 
 /**
- * The sidecar of a roll of more than 1,000 batches: its batch ids and counts, written to the
+ * The sidecar of a roll of more than 1,000 batches or segments: its batch ids and counts and its segment ids, written to the
  * intake (`_sink/<sink_id>/rolls/<snapshot_id>.json`) before the intent and the commit, and
  * named by the snapshot's summary. It lives where the table owner's expiry, compaction and
  * orphan-file removal never look, and it is kept while any batch it names could still be in
@@ -16,10 +16,10 @@ import { type BatchCount, type BatchLists, batchLists, SIDECAR_SNAPSHOT_KEY, SUM
  * Writes the sidecar of snapshot `snapshotId` (again on a later validation round: the same
  * batches, counts against the new schema) and returns its location for the summary.
  */
-export async function writeSidecar(ctx: RollContext, snapshotId: bigint, batches: readonly BatchCount[]): Promise<string> {
+export async function writeSidecar(ctx: RollContext, snapshotId: bigint, batches: readonly BatchCount[], segments: readonly string[]): Promise<string> {
   checkpoint(ctx);
   const key = rollFileKey(ctx.sink.id, snapshotId);
-  const contents = { [SUMMARY_KEYS.id]: ctx.sink.id, [SIDECAR_SNAPSHOT_KEY]: snapshotId.toString(), ...batchLists(batches) };
+  const contents = { [SUMMARY_KEYS.id]: ctx.sink.id, [SIDECAR_SNAPSHOT_KEY]: snapshotId.toString(), ...batchLists(batches, segments) };
   try {
     await ctx.intake.put(key, Buffer.from(JSON.stringify(contents)), { contentType: 'application/json' });
   } catch (error) {

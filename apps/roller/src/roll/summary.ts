@@ -8,9 +8,12 @@ import { ROLL_MAX_BATCHES } from '@tablemere/contracts';
  *                                 (batch ids are [A-Za-z0-9._:-], so a comma never occurs in one)
  *   tablemere.sink.batch_rows     per consumed batch, in the same order, `<rows>:<rejected_rows>`,
  *                                 comma-separated: what a recovering roller reports for it
- *   tablemere.sink.batches_file   instead of the two above, for a roll of more than 1,000
- *                                 batches: `s3://<intake bucket>/_sink/<sink_id>/rolls/<snapshot_id>.json`,
- *                                 a JSON object holding those two keys (and `tablemere.sink.id`,
+ *   tablemere.sink.segments       the consumed segments (intake objects of many batches: segment
+ *                                 ids, comma-separated); absent when the roll took none, i.e. only
+ *                                 batch objects of the one-object-per-batch layout
+ *   tablemere.sink.batches_file   instead of the lists above, for a roll of more than 1,000
+ *                                 batches or segments: `s3://<intake bucket>/_sink/<sink_id>/rolls/<snapshot_id>.json`,
+ *                                 a JSON object holding those keys (and `tablemere.sink.id`,
  *                                 `tablemere.sink.snapshot_id`), written before the commit
  *   tablemere.sink.batch_count    with batches_file: how many batches the roll consumed
  *   tablemere.sink.rows           rows appended by this snapshot
@@ -24,6 +27,7 @@ export const SUMMARY_KEYS = {
   id: 'tablemere.sink.id',
   batches: 'tablemere.sink.batches',
   batchRows: 'tablemere.sink.batch_rows',
+  segments: 'tablemere.sink.segments',
   batchesFile: 'tablemere.sink.batches_file',
   batchCount: 'tablemere.sink.batch_count',
   rows: 'tablemere.sink.rows',
@@ -46,25 +50,31 @@ export interface BatchCount {
 /** A summary, or a sidecar's contents: where the batch lists are read from. */
 export type BatchLists = Readonly<Record<string, string | undefined>>;
 
-/** The two batch lists, as the summary carries them inline and a sidecar holds them. */
-export function batchLists(batches: readonly BatchCount[]): Record<string, string> {
+/** The batch lists (and the segment list, when the roll took segments), as the summary carries them inline and a sidecar holds them. */
+export function batchLists(batches: readonly BatchCount[], segments: readonly string[]): Record<string, string> {
   return {
     [SUMMARY_KEYS.batches]: batches.map((b) => b.batch_id).join(','),
     [SUMMARY_KEYS.batchRows]: batches.map((b) => `${b.rows}:${b.rejected_rows}`).join(','),
+    ...(segments.length > 0 ? { [SUMMARY_KEYS.segments]: segments.join(',') } : {}),
   };
 }
 
-/** `batchesFile`: the sidecar's location, required (and only taken) above INLINE_BATCHES. */
-export function sinkSummary(sinkId: string, batches: readonly BatchCount[], rolledAt: Date, batchesFile?: string): Record<string, string> {
+/** Whether a roll's lists fit in its summary, or go to a sidecar. */
+export function listsInline(batches: number, segments: number): boolean {
+  return batches <= INLINE_BATCHES && segments <= INLINE_BATCHES;
+}
+
+/** `batchesFile`: the sidecar's location, required (and only taken) when the lists are not inline. */
+export function sinkSummary(sinkId: string, batches: readonly BatchCount[], segments: readonly string[], rolledAt: Date, batchesFile?: string): Record<string, string> {
   const rows = batches.reduce((sum, b) => sum + b.rows, 0);
   const rejected = batches.reduce((sum, b) => sum + b.rejected_rows, 0);
   let lists: Record<string, string>;
-  if (batches.length <= INLINE_BATCHES) {
-    lists = batchLists(batches);
+  if (listsInline(batches.length, segments.length)) {
+    lists = batchLists(batches, segments);
   } else if (batchesFile !== undefined) {
     lists = { [SUMMARY_KEYS.batchesFile]: batchesFile, [SUMMARY_KEYS.batchCount]: String(batches.length) };
   } else {
-    throw new Error(`a roll of ${batches.length} batches names its ids in a sidecar file, and none was given`);
+    throw new Error(`a roll of ${batches.length} batches in ${segments.length} segments names its ids in a sidecar file, and none was given`);
   }
   return {
     [SUMMARY_KEYS.id]: sinkId,
@@ -86,6 +96,12 @@ export function summaryBatchesFile(summary: BatchLists): string | undefined {
  */
 export function summaryBatchIds(lists: BatchLists): string[] {
   const text = lists[SUMMARY_KEYS.batches];
+  return text === undefined || text === '' ? [] : text.split(',');
+}
+
+/** The segment ids in `lists` (none for a roll of batch objects alone, or one from before segments). */
+export function summarySegmentIds(lists: BatchLists): string[] {
+  const text = lists[SUMMARY_KEYS.segments];
   return text === undefined || text === '' ? [] : text.split(',');
 }
 

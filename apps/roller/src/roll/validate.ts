@@ -74,6 +74,11 @@ export class BatchValidator {
   add(batch: IntakeBatch): BatchOutcome {
     const outcome: BatchOutcome = { id: batch.id, rows: 0, rejected: 0, rejectLines: [], reasons: {} };
     this.outcomes.push(outcome);
+    if (batch.unreadable !== undefined) {
+      const rejects = unreadableLines(batch.id, { bytes: batch.body }, batch.unreadable);
+      Object.assign(outcome, { rejectLines: rejects, rejected: rejects.length, reasons: { batch_unreadable: rejects.length } });
+      return outcome;
+    }
     if (this.stamped) this.converter.setInjected(INGEST_TS, batch.received);
     const result = this.converter.appendNdjson(batch.body);
     if (!result.ok) {

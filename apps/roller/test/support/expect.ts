@@ -1,6 +1,7 @@
 import type { CreatedSink } from '@tablemere/contracts';
 import { currentSchema } from '@tablemere/iceberg';
-import { BATCH_METADATA, batchIdOfKey, batchKey, rejectsKey, sinkPrefix } from '@tablemere/store';
+import { rejectsPrefix } from '@tablemere/store';
+import { storedBatch, storedBatches } from '../../../../tests/support/intake.ts';
 import { duckdbRows, pyicebergRows, type Row } from './readers.ts';
 import type { TestStack } from './stack.ts';
 
@@ -11,29 +12,33 @@ export function micros(timestamp: string): string {
   return `${m[1]}.${(m[2] ?? '').padEnd(6, '0')}Z`;
 }
 
-/** The received time the intake stamped on a batch object (what __ingest_ts must equal). */
+/** The received time the intake stamped on a pending batch (what __ingest_ts must equal). */
 export async function receivedOf(stack: TestStack, sinkId: string, batchId: string): Promise<string> {
-  const head = await stack.intake.head(batchKey(sinkId, batchId));
-  return micros(head.metadata[BATCH_METADATA.received]!);
+  return micros((await storedBatch(stack.intake, sinkId, batchId)).received);
 }
 
-/** Pending batch objects left in the intake (rejects not counted). */
+/** The ids of the batches pending in the intake (in segments or batch objects; rejects not counted). */
 export async function intakeBatches(stack: TestStack, sinkId: string): Promise<string[]> {
-  const keys: string[] = [];
-  for await (const page of stack.intake.list(sinkPrefix(sinkId), { delimiter: '/' })) {
-    keys.push(...page.objects.map((o) => o.key).filter((key) => batchIdOfKey(sinkId, key) !== undefined));
-  }
-  return keys;
+  return (await storedBatches(stack.intake, sinkId)).map((b) => b.id);
 }
 
+/** The rejects lines of one batch, from whichever roll's rejects file holds them. */
 export async function rejectsOf(stack: TestStack, sinkId: string, batchId: string): Promise<Array<Record<string, unknown>>> {
-  const { body } = await stack.intake.get(rejectsKey(sinkId, batchId));
-  let text = '';
-  for await (const chunk of body) text += (chunk as Buffer).toString('utf8');
-  return text
-    .split('\n')
-    .filter((l) => l !== '')
-    .map((l) => JSON.parse(l) as Record<string, unknown>);
+  const lines: Array<Record<string, unknown>> = [];
+  for await (const page of stack.intake.list(rejectsPrefix(sinkId))) {
+    for (const { key } of page.objects) {
+      const { body } = await stack.intake.get(key);
+      let text = '';
+      for await (const chunk of body) text += (chunk as Buffer).toString('utf8');
+      for (const line of text.split('\n')) {
+        if (line === '') continue;
+        const parsed = JSON.parse(line) as Record<string, unknown>;
+        if (parsed.batch_id === batchId) lines.push(parsed);
+      }
+    }
+  }
+  if (lines.length === 0) throw new Error(`no rejects of batch ${batchId} in ${rejectsPrefix(sinkId)}`);
+  return lines;
 }
 
 const byKey = (key: string) => (a: Row, b: Row) => {

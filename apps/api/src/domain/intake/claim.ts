@@ -12,8 +12,12 @@ import { ledgerEntry, receivedText, storedAnswer, type AnswerColumns } from './l
  */
 export const STALE_CLAIM_SECONDS = 120;
 
-/** Whether the batch of a stale claim is in the store where its row says it was being written. */
-export type StoredCheck = (claim: { batchId: string; segmentId: string | null }) => Promise<boolean>;
+/**
+ * Whether the batch of a stale claim is in the store where its row says it was being written:
+ * undefined when not, else the received time the stored batch carries (undefined inside it when
+ * that is the row's own, as a segment's header is).
+ */
+export type StoredCheck = (claim: { batchId: string; segmentId: string | null }) => Promise<{ receivedAt: string | undefined } | undefined>;
 
 export type Claim =
   | { kind: 'claimed'; receivedAt: string; day: string }
@@ -58,9 +62,8 @@ export class Claims {
       if (!same) return { kind: 'conflict' };
       if (existing.state !== 'storing') return { kind: 'replay', response: storedAnswer(existing as AnswerColumns) };
       if (existing.age_seconds < this.staleSeconds) return { kind: 'in_progress' };
-      if (await stored({ batchId: request.batchId, segmentId: existing.segment_id })) {
-        return { kind: 'stored', receivedAt: existing.received_text!, day: existing.day!, segmentId: existing.segment_id };
-      }
+      const found = await stored({ batchId: request.batchId, segmentId: existing.segment_id });
+      if (found) return { kind: 'stored', receivedAt: found.receivedAt ?? existing.received_text!, day: existing.day!, segmentId: existing.segment_id };
       return this.takeOver(request, existing.day!, existing.received_text!);
     }
     return { kind: 'in_progress' };

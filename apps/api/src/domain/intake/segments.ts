@@ -1,6 +1,7 @@
 import { SEND_BODY_LIMIT } from '@tablemere/contracts';
 import { query, type Pool } from '@tablemere/db';
 import {
+  BATCH_METADATA,
   batchKey,
   encodeSegment,
   isStoreError,
@@ -46,6 +47,7 @@ export const SEGMENT_MAX_BATCHES = 1_000;
  * segment's worth waits (large sends), so large sends are not written one after the other.
  */
 const SEGMENTS_IN_FLIGHT = 4;
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$/;
 
 /** A checked batch to store: its claim (without a segment yet) and its NDJSON bytes. */
 export interface SegmentItem {
@@ -257,14 +259,22 @@ function refused(error: unknown): boolean {
   return (error.cause as { code?: unknown } | undefined)?.code === 'ECONNREFUSED';
 }
 
-/** Whether a stale claim's batch is where its row says it was being written (claim.ts). */
+/**
+ * Whether a stale claim's batch is where its row says it was being written (claim.ts). A batch
+ * object of the one-object layout carries its received time; a segment's is the row's.
+ */
 function storedCheck(q: SinkQueue): StoredCheck {
   return async ({ batchId, segmentId }) => {
     try {
-      await q.store.head(segmentId === null ? batchKey(q.sinkId, batchId) : segmentKey(q.sinkId, segmentId));
-      return true;
+      if (segmentId !== null) {
+        await q.store.head(segmentKey(q.sinkId, segmentId));
+        return { receivedAt: undefined };
+      }
+      const head = await q.store.head(batchKey(q.sinkId, batchId));
+      const received = head.metadata[BATCH_METADATA.received];
+      return { receivedAt: received !== undefined && RFC3339.test(received) ? received : undefined };
     } catch (error) {
-      if (isStoreError(error, 'not_found')) return false;
+      if (isStoreError(error, 'not_found')) return undefined;
       throw intakeUnavailable('the store could not be asked where an earlier attempt of this batch went', error);
     }
   };

@@ -9,6 +9,7 @@ export interface RollRow {
   state: RollIntent['state'];
   snapshot_id: string | null;
   batch_ids: string[];
+  segment_ids: string[] | null;
   lease_id: string;
   roller_id: string;
   started_at: Date | null;
@@ -24,6 +25,7 @@ export function toRollIntent(row: RollRow): RollIntent {
     sink_id: row.sink_id,
     snapshot_id: row.snapshot_id,
     batch_ids: row.batch_ids,
+    segment_ids: row.segment_ids ?? [],
     state: row.state,
     roller_id: row.roller_id,
     created_at: row.created_at.toISOString(),
@@ -48,15 +50,15 @@ export async function createRollIntent(pool: Pool, sinkId: string, request: Roll
     const { roller_id } = await requireLease(client, sinkId, request.lease_id, true);
     const row = await queryOne<RollRow>(
       client,
-      `INSERT INTO sink_rolls (sink_id, state, snapshot_id, batch_ids, lease_id, roller_id)
-       VALUES ($1, 'open', $2, $3, $4, $5)
+      `INSERT INTO sink_rolls (sink_id, state, snapshot_id, batch_ids, segment_ids, lease_id, roller_id)
+       VALUES ($1, 'open', $2, $3, $4, $5, $6)
        ON CONFLICT (sink_id, snapshot_id) WHERE snapshot_id IS NOT NULL DO NOTHING
        RETURNING *`,
-      [sinkId, request.snapshot_id, request.batch_ids, request.lease_id, roller_id],
+      [sinkId, request.snapshot_id, request.batch_ids, request.segment_ids, request.lease_id, roller_id],
     );
     if (row) return { intent: toRollIntent(row), created: true };
     const existing = (await queryOne<RollRow>(client, 'SELECT * FROM sink_rolls WHERE sink_id = $1 AND snapshot_id = $2', [sinkId, request.snapshot_id]))!;
-    if (existing.state !== 'open' || !sameIds(existing.batch_ids, request.batch_ids)) {
+    if (existing.state !== 'open' || !sameIds(existing.batch_ids, request.batch_ids) || !sameIds(existing.segment_ids ?? [], request.segment_ids)) {
       throw rollConflict(sinkId, existing, `Snapshot ${request.snapshot_id} already has a ${existing.state} roll intent with other batches or state; use a new snapshot id.`);
     }
     return { intent: toRollIntent(existing), created: false };

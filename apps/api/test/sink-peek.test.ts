@@ -1,8 +1,8 @@
-import { HeadObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { PendingRows, RejectsPage } from '@tablemere/contracts';
 import { query } from '@tablemere/db';
 import type { RowReject } from '@tablemere/iceberg';
-import { BATCH_CONTENT_TYPE, batchKey, rejectsKey, rejectsPrefix } from '@tablemere/store';
+import { BATCH_CONTENT_TYPE, ObjectStore, rejectsKey, rejectsPrefix } from '@tablemere/store';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rejectLine } from '../../roller/src/roll/rejects.ts';
@@ -10,6 +10,7 @@ import { buildApp } from '../src/app.ts';
 import { SecretBox } from '../src/domain/secrets.ts';
 import { call, dropNamespace, startTestApi, stackS3, suffix, type Answer, type TestApi } from './support/harness.ts';
 import { freePort } from '../../../tests/support/ports.ts';
+import { storedBatches } from '../../../tests/support/intake.ts';
 
 let api: TestApi;
 let s3: S3Client;
@@ -83,9 +84,7 @@ describe('GET /v1/sinks/{sink}/pending', () => {
 
     // Nothing moved: the same answer again, the objects still there, the ledger still pending.
     expect((await get(`/v1/sinks/${sink.id}/pending?limit=4`)).text).toBe(answer.text);
-    for (const id of ['b1', 'b2', 'b3']) {
-      await s3.send(new HeadObjectCommand({ Bucket: api.env.TABLEMERE_INTAKE_BUCKET!, Key: batchKey(sink.id, id) }));
-    }
+    expect((await storedBatches(new ObjectStore(s3, api.env.TABLEMERE_INTAKE_BUCKET!), sink.id)).map((b) => b.id).sort()).toEqual(['b1', 'b2', 'b3']);
     const states = await query<{ state: string }>(api.pool, `SELECT state FROM sink_batches WHERE sink_id = $1`, [sink.id]);
     expect(states.map((s) => s.state)).toEqual(['pending', 'pending', 'pending']);
   });

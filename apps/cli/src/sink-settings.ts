@@ -3,6 +3,9 @@ import {
   KEEP_SNAPSHOTS_MAX,
   KEEP_SNAPSHOTS_MIN,
   KeepSnapshots,
+  LINGER_MS_DEFAULT,
+  LINGER_MS_MAX,
+  LingerMs,
   MIN_SNAPSHOT_AGE_SECONDS_DEFAULT,
   MIN_SNAPSHOT_AGE_SECONDS_MAX,
   MinSnapshotAgeSeconds,
@@ -22,6 +25,7 @@ export interface SettingOptions {
   keepSnapshots?: number;
   minSnapshotAge?: number;
   unknownFields?: UnknownFields;
+  lingerMs?: number;
 }
 
 /** `--min-snapshot-age`: a duration (`10m`, `1h`, `7d`), or 0 for none. */
@@ -43,6 +47,11 @@ export function settingOptions(command: Command, defaults: boolean): Command {
       `upkeep never expires a snapshot younger than this, e.g. 10m, 1h, 7d, or 0 (at most ${span(MIN_SNAPSHOT_AGE_SECONDS_MAX)}${fallback(span(MIN_SNAPSHOT_AGE_SECONDS_DEFAULT))})`,
       ageSeconds,
     )
+    .option(
+      '--linger-ms <ms>',
+      `how long a send may wait for others to share its intake object (0-${LINGER_MS_MAX}${fallback(String(LINGER_MS_DEFAULT))}): fewer store requests for that much latency`,
+      integerOption('--linger-ms'),
+    )
     .addOption(
       new Option('--unknown-fields <mode>', `a row field the table lacks: reject the row or add it as an optional column${fallback('reject')}`).choices(UNKNOWN_FIELDS_MODES),
     );
@@ -54,6 +63,7 @@ export function settingsBody(options: SettingOptions): UpdateSinkRequest {
   if (options.keepSnapshots !== undefined) body.keep_snapshots = checked(KeepSnapshots, options.keepSnapshots, '--keep-snapshots');
   if (options.minSnapshotAge !== undefined) body.min_snapshot_age_seconds = checked(MinSnapshotAgeSeconds, options.minSnapshotAge, '--min-snapshot-age');
   if (options.unknownFields !== undefined) body.unknown_fields = options.unknownFields;
+  if (options.lingerMs !== undefined) body.linger_ms = checked(LingerMs, options.lingerMs, '--linger-ms');
   return body;
 }
 

@@ -17,6 +17,11 @@ export function describeUnknownFields(mode: Sink['unknown_fields']): string {
   return mode === 'add_columns' ? 'added to the table as optional columns (add_columns)' : 'rows carrying them are rejected (reject)';
 }
 
+/** How the intake groups the sink's sends into objects. */
+export function describeLinger(lingerMs: number): string {
+  return lingerMs === 0 ? 'sends written at once, together when they arrive together' : `sends wait up to ${lingerMs} ms to share an object`;
+}
+
 /** What waits for the roll: `2 batches (1.2 MiB), 42 s behind` or `nothing`. */
 export function describeLag(lag: Sink['lag']): string {
   if (lag.batches_waiting === 0) return 'nothing';
@@ -101,6 +106,7 @@ export function sinkDetails(sink: Sink, now: Date): string[] {
         ...(sink.key_rotation.rotated_at === null ? [] : [['send key', describeKeyRotation(sink.key_rotation.rotated_at, sink.key_rotation.old_key_stops_at, now)]]),
         ['roll', describeRoll(sink.roll)],
         ['new fields', describeUnknownFields(sink.unknown_fields)],
+        ['intake', describeLinger(sink.linger_ms)],
         ['waiting', describeLag(sink.lag)],
         ['received', describeReceived(sink.received, now)],
         ['last roll', describeLastRoll(sink.last_roll, now)],

@@ -1,5 +1,6 @@
 import { commitSchemaChange, currentSchema, findInAncestry } from '@tablemere/iceberg';
-import { BATCH_CONTENT_TYPE, batchKey } from '@tablemere/store';
+import { encodeSegment, SEGMENT_CONTENT_TYPE } from '@tablemere/store';
+import { storedBatch } from '../../../tests/support/intake.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { batchStatus, connection, createSink, createTable, getSink, send } from './support/api.ts';
 import { columnNames, intakeBatches, micros, readBoth, receivedOf, rejectsOf } from './support/expect.ts';
@@ -190,11 +191,11 @@ describe('a roll, end to end', () => {
     await send(stack, sink, 'garbled', [{ x: 1 }, { x: 2 }]);
     await send(stack, sink, 'not-text', [{ x: 3 }]);
     await send(stack, sink, 'fine', [{ x: 4 }]);
-    // What the store holds no longer parses (a damaged or replaced object): every line goes to rejects.
+    // What the store holds no longer parses (a damaged or replaced segment): every line goes to rejects.
     const replace = async (batchId: string, body: Buffer) => {
-      const key = batchKey(sink.id, batchId);
-      const { head } = await stack.intake.get(key);
-      await stack.intake.put(key, body, { contentType: BATCH_CONTENT_TYPE, metadata: head.metadata });
+      const { key, segment, received, lines } = await storedBatch(stack.intake, sink.id, batchId);
+      const { parts } = encodeSegment(sink.id, segment!, [{ id: batchId, ndjson: body, lines, received }]);
+      await stack.intake.put(key, parts, { contentType: SEGMENT_CONTENT_TYPE });
     };
     await replace('garbled', Buffer.from('{"x": 1}\n{"x": 2\n'));
     const binary = Buffer.from([0x7b, 0xff, 0xfe, 0x7d]);

@@ -26,6 +26,20 @@ export const MinSnapshotAgeSeconds = z
   .max(MIN_SNAPSHOT_AGE_SECONDS_MAX, `min_snapshot_age_seconds is 0 to ${MIN_SNAPSHOT_AGE_SECONDS_MAX} (a year)`);
 
 /**
+ * How long a send may wait for other sends to the sink to share its intake object (segment):
+ * 0, the default, waits for nothing new (a send is written at once, or with those that arrived
+ * while the sink's previous segment was being written); more trades that much latency per send
+ * for fewer objects, which is what an object store bills.
+ */
+export const LINGER_MS_MAX = 1000;
+export const LINGER_MS_DEFAULT = 0;
+export const LingerMs = z
+  .number()
+  .int('linger_ms is whole milliseconds')
+  .min(0, `linger_ms is 0 to ${LINGER_MS_MAX}`)
+  .max(LINGER_MS_MAX, `linger_ms is 0 to ${LINGER_MS_MAX}`);
+
+/**
  * What a roll does with a row field the table's schema lacks: `reject` the row
  * (`unknown_field`, the default: a dropped field is the one failure a producer cannot see), or
  * `add_columns`: add the field as an optional column, typed from the roll's rows, then take the row.
@@ -43,5 +57,6 @@ export const UpdateSinkRequest = z.strictObject({
   keep_snapshots: KeepSnapshots.optional(),
   min_snapshot_age_seconds: MinSnapshotAgeSeconds.optional(),
   unknown_fields: UnknownFields.optional(),
+  linger_ms: LingerMs.optional(),
 });
 export type UpdateSinkRequest = z.infer<typeof UpdateSinkRequest>;

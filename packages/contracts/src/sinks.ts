@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { SEND_KEY_PATTERN } from './keys.ts';
 import { StorableText, Timestamp, WarehouseName } from './names.ts';
 import { SinkCreatedTable, SinkTableRequest } from './sink-table.ts';
-import { KEEP_SNAPSHOTS_DEFAULT, KeepSnapshots, MIN_SNAPSHOT_AGE_SECONDS_DEFAULT, MinSnapshotAgeSeconds, UnknownFields } from './sink-settings.ts';
+import { KEEP_SNAPSHOTS_DEFAULT, KeepSnapshots, LINGER_MS_DEFAULT, LingerMs, MIN_SNAPSHOT_AGE_SECONDS_DEFAULT, MinSnapshotAgeSeconds, UnknownFields } from './sink-settings.ts';
 import { QualifiedTableName } from './tables.ts';
 
 /** A sink id: `snk_` and 12 lowercase hex digits; the hex is also in the sink's send key. */
@@ -72,6 +72,7 @@ export const CreateSinkRequest = z.strictObject({
   roll_bytes: z.number().int().min(ROLL_BYTES_MIN).max(ROLL_BYTES_MAX).default(ROLL_BYTES_DEFAULT),
   inactivity_seconds: z.number().int().min(INACTIVITY_SECONDS_MIN).max(ROLL_SECONDS_MAX).optional(),
   unknown_fields: UnknownFields.default('reject'),
+  linger_ms: LingerMs.default(LINGER_MS_DEFAULT),
   /** Create the table in the same request (it must not exist yet). */
   create_table: SinkTableRequest.optional(),
   keep_snapshots: KeepSnapshots.default(KEEP_SNAPSHOTS_DEFAULT),
@@ -206,6 +207,8 @@ export const Sink = z.object({
   ingest_url: z.string(),
   roll: SinkRoll,
   unknown_fields: UnknownFields,
+  /** How long a send may wait for others to share its intake object (0: none). */
+  linger_ms: z.number().int(),
   lag: SinkLag,
   received: SinkReceived,
   last_roll: SinkLastRoll.nullable(),

@@ -14,6 +14,7 @@ const SETTING_COLUMNS = {
   keep_snapshots: 'keep_snapshots',
   min_snapshot_age_seconds: 'min_snapshot_age_seconds',
   unknown_fields: 'unknown_fields',
+  linger_ms: 'linger_ms',
 } as const satisfies Record<keyof UpdateSinkRequest, keyof SinkRow>;
 
 type Setting = keyof typeof SETTING_COLUMNS;

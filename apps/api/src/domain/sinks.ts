@@ -41,6 +41,7 @@ export interface SinkRow {
   roll_bytes: string;
   inactivity_seconds: number | null;
   unknown_fields: Sink['unknown_fields'];
+  linger_ms: number;
   state: SinkState;
   last_roll: Sink['last_roll'];
   roll_error: Sink['roll_error'];
@@ -60,7 +61,7 @@ export interface SinkRow {
 
 /** The columns of SinkRow: the sink and its warehouse's name (never a key digest). */
 export const SINK_COLUMNS = `s.id, s.project_id, s.warehouse_id, w.name AS warehouse_name, s.name, s.namespace, s.table_name, s.table_uuid, s.partition_fields,
-  s.roll_seconds, s.roll_bytes, s.inactivity_seconds, s.unknown_fields, s.state, s.last_roll, s.roll_error, s.last_upkeep, s.keep_snapshots, s.min_snapshot_age_seconds,
+  s.roll_seconds, s.roll_bytes, s.inactivity_seconds, s.unknown_fields, s.linger_ms, s.state, s.last_roll, s.roll_error, s.last_upkeep, s.keep_snapshots, s.min_snapshot_age_seconds,
   s.rejects_rows_total, s.rejects_batches, s.rejects_last_at, s.key_rotated_at, CASE WHEN s.previous_key_stops_at > now() THEN s.previous_key_stops_at END AS old_key_stops_at,
   s.created_at, s.deleted_at`;
 export const SINK_FROM = 'sinks s JOIN warehouses w ON w.id = s.warehouse_id';
@@ -137,6 +138,7 @@ export async function describeSinks(db: Queryable, context: SinkViewContext, row
         max_batches: ROLL_MAX_BATCHES,
       },
       unknown_fields: row.unknown_fields,
+      linger_ms: row.linger_ms,
       lag: {
         batches_waiting: lag?.batches ?? 0,
         bytes_waiting: Number(lag?.bytes ?? 0),
@@ -220,8 +222,8 @@ export async function createSink(deps: CreateSinkDeps, principal: Principal, req
       await query(
         client,
         `INSERT INTO sinks (id, project_id, warehouse_id, name, namespace, table_name, table_uuid, roll_seconds, roll_bytes,
-                            inactivity_seconds, send_key_sha256, unknown_fields, keep_snapshots, min_snapshot_age_seconds, partition_fields)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
+                            inactivity_seconds, send_key_sha256, unknown_fields, keep_snapshots, min_snapshot_age_seconds, partition_fields, linger_ms)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
         [
           sinkId,
           principal.projectId,
@@ -238,6 +240,7 @@ export async function createSink(deps: CreateSinkDeps, principal: Principal, req
           request.keep_snapshots,
           request.min_snapshot_age_seconds,
           partition,
+          request.linger_ms,
         ],
       );
     } catch (error) {
@@ -258,6 +261,7 @@ export async function createSink(deps: CreateSinkDeps, principal: Principal, req
         unknown_fields: request.unknown_fields,
         keep_snapshots: request.keep_snapshots,
         min_snapshot_age_seconds: request.min_snapshot_age_seconds,
+        linger_ms: request.linger_ms,
         ...(partition.length > 0 ? { partition } : {}),
         ...made.auditDetails,
       },

@@ -155,6 +155,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     sendInFlight: deps.sendInFlight ?? DEFAULT_IN_FLIGHT_LIMITS,
     legacyDigests: deps.legacyDigests ?? new LegacyDigests(deps.pool),
     staleClaimSeconds: deps.staleClaimSeconds ?? STALE_CLAIM_SECONDS,
+    intakeCrashAt: deps.intakeCrashAt ?? null,
   };
   metricsRoutes(app, routeDeps.metrics);
   routeDeps.metrics.backlogLimits(routeDeps.sinkBacklog);

@@ -1,4 +1,5 @@
 import { STALE_CLAIM_SECONDS } from './domain/intake/claim.ts';
+import { INTAKE_CRASH_POINTS, type IntakeCrashPoint } from './domain/intake/segments.ts';
 import { z } from 'zod';
 import { DEFAULT_IN_FLIGHT_LIMITS, type InFlightLimits } from './domain/intake/in-flight.ts';
 import { DEFAULT_SERVER_TIMEOUTS, type ServerTimeouts } from './http/server-limits.ts';
@@ -52,6 +53,8 @@ const Env = z.object({
    * write can last only in tests that kill a process on purpose.
    */
   TABLEMERE_STALE_CLAIM_SECONDS: z.coerce.number().int().min(1).default(STALE_CLAIM_SECONDS),
+  /** Test-only: SIGKILL at this point of the first segment that reaches it (segments.ts). */
+  TABLEMERE_API_CRASH_AT: z.enum(INTAKE_CRASH_POINTS).optional(),
 });
 
 export interface Config {
@@ -76,6 +79,7 @@ export interface Config {
   timeouts: ServerTimeouts;
   sendInFlight: InFlightLimits;
   staleClaimSeconds: number;
+  intakeCrashAt: IntakeCrashPoint | null;
 }
 
 export class ConfigError extends Error {
@@ -133,6 +137,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     sendInFlight: { processBytes: e.TABLEMERE_SEND_MAX_BYTES_IN_FLIGHT, sinkBytes: e.TABLEMERE_SEND_MAX_BYTES_IN_FLIGHT_PER_SINK },
     staleClaimSeconds: e.TABLEMERE_STALE_CLAIM_SECONDS,
+    intakeCrashAt: e.TABLEMERE_API_CRASH_AT ?? null,
   };
   return deepFreeze(config);
 }

@@ -2,6 +2,7 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import type { Pool } from '@tablemere/db';
 import type { FastifyBaseLogger } from 'fastify';
 import type { CatalogConnections } from './domain/catalogs.ts';
+import type { IntakeCrashPoint } from './domain/intake/segments.ts';
 import type { BacklogLimits } from './domain/intake/backlog.ts';
 import type { LegacyDigests } from './domain/intake/body-digest.ts';
 import type { InFlightLimits } from './domain/intake/in-flight.ts';
@@ -39,6 +40,8 @@ export interface AppDeps {
   timeouts?: ServerTimeouts;
   /** How old a claim must be before a replay takes it over; default STALE_CLAIM_SECONDS (120). */
   staleClaimSeconds?: number;
+  /** Test-only: where the intake SIGKILLs its process (segments.ts); default none. */
+  intakeCrashAt?: IntakeCrashPoint | null;
   /** Whether sends are also hashed with SHA-256, for ledger rows of before migration 0018; one that looks at `pool` when not given. */
   legacyDigests?: LegacyDigests;
 }

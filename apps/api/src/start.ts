@@ -46,6 +46,7 @@ async function main(): Promise<void> {
     sendInFlight: config.sendInFlight,
     timeouts: config.timeouts,
     staleClaimSeconds: config.staleClaimSeconds,
+    intakeCrashAt: config.intakeCrashAt,
   });
   const internalApp = buildInternalApp({
     logger,

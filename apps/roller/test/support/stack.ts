@@ -11,6 +11,7 @@ import { SecretBox } from '../../../api/src/domain/secrets.ts';
 import type { AppDeps } from '../../../api/src/deps.ts';
 import { createLogger } from '../../../api/src/logger.ts';
 import { dropNamespaces, stackCatalog, stackEnv, stackWarehouse } from '../../../../tests/support/stack.ts';
+import { type Server, startBenchApi } from '../../../../scripts/bench/api-process.ts';
 
 export const suffix = () => randomBytes(4).toString('hex');
 
@@ -32,6 +33,8 @@ export interface TestStack {
   rollerEnv(extra?: Record<string, string>): Record<string, string>;
   /** Another API on the same database (its own pool and ports), as a second API process would be. */
   anotherApi(): Promise<ApiInstance>;
+  /** The API as its own process on the same database (apps/api/src/start.ts), with `env` added: one a test may kill. */
+  apiProcess(name: string, env?: NodeJS.ProcessEnv): Promise<Server>;
   /** Drops the namespaces (a test file's own) with every table in them; what is already gone is fine. */
   dropNamespaces(namespaces: readonly string[]): Promise<void>;
   stop(): Promise<void>;
@@ -122,6 +125,7 @@ export async function startTestStack(
       LOG_LEVEL: 'info',
       ...extra,
     }),
+    apiProcess: (name, extra = {}) => startBenchApi(name, databaseUrl, secretKey, { env: { TABLEMERE_SINK_MAX_PENDING_BATCHES: '10000', ...extra } }),
     async anotherApi() {
       const otherPool = createPool(databaseUrl, { applicationName: 'roller-test-2' });
       const other = await serve(otherPool);

@@ -49,6 +49,18 @@ export const SEGMENT_MAX_BATCHES = 1_000;
 const SEGMENTS_IN_FLIGHT = 4;
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$/;
 
+/**
+ * A test-only fault hook (TABLEMERE_API_CRASH_AT): the process SIGKILLs itself the first time a
+ * segment reaches the point, so tests can show a send is safe to die anywhere around its PUT.
+ */
+export const INTAKE_CRASH_POINTS = [
+  /** The segment's batches claimed, its PUT not sent. */
+  'before-segment-put',
+  /** The segment stored, no batch of it settled. */
+  'after-segment-put',
+] as const;
+export type IntakeCrashPoint = (typeof INTAKE_CRASH_POINTS)[number];
+
 /** A checked batch to store: its claim (without a segment yet) and its NDJSON bytes. */
 export interface SegmentItem {
   claim: Omit<ClaimRequest, 'segmentId'>;
@@ -94,6 +106,7 @@ export interface SegmentWriterDeps {
   log: FastifyBaseLogger;
   /** Told of every segment written: its batches and bytes (metrics). */
   written?: (batches: number, bytes: number) => void;
+  crashAt?: IntakeCrashPoint | null;
 }
 
 export class SegmentWriter {
@@ -167,6 +180,7 @@ export class SegmentWriter {
       segmentId,
       claimed.map(({ w, receivedAt }) => ({ id: w.item.claim.batchId, ndjson: w.item.ndjson, lines: w.item.claim.rows + w.item.claim.rejected, received: receivedAt })),
     );
+    this.reached('before-segment-put');
     try {
       await q.store.put(key, segment.parts, {
         contentType: SEGMENT_CONTENT_TYPE,
@@ -180,8 +194,13 @@ export class SegmentWriter {
         return;
       }
     }
+    this.reached('after-segment-put');
     this.deps.written?.(claimed.length, segment.size);
     await Promise.all(claimed.map(({ w, receivedAt, day }, i) => this.settle(q, w, { day, receivedAt, segmentId, offset: segment.objectOffsets[i]!, key })));
+  }
+
+  private reached(point: IntakeCrashPoint): void {
+    if (this.deps.crashAt === point) process.kill(process.pid, 'SIGKILL');
   }
 
   /** Step 3 for one batch, and its answer. */

@@ -47,6 +47,7 @@ export function sinkRoutes(app: FastifyInstance, deps: RouteDeps): void {
       settler: ledgerWrites,
       log: app.log,
       written: (batches, bytes) => deps.metrics.segmentWritten(batches, bytes),
+      crashAt: deps.intakeCrashAt,
     }),
     bodies: new BodyPool(SEND_BODY_LIMIT, BODY_SLABS_KEPT, LARGE_BODY_BYTES),
     inFlight: new InFlight(deps.sendInFlight),

@@ -339,21 +339,22 @@ describe('after the roll', () => {
     ok(await producer(['sink', 'send', file, '--send-key-file', keyFile, '--batch-id', 'bad']));
     expect(await rollOnce(api, sinkId)).toMatchObject({ status: 'rolled', outcome: 'committed' });
 
-    // Files in batch id order: `bad`, then `mixed` (rolled before, its elements that are not objects).
+    // One file per roll, in the order of the rolls (named by each roll's first segment, whose id
+    // starts with its time): `mixed` (rolled before, its elements that are not objects), then `bad`.
     const human = ok(await tablemere(['sink', 'rejects', 'events_in'])).stdout.trimEnd().split('\n');
     expect(human.filter((line) => !line.startsWith('  '))).toEqual([
+      expect.stringMatching(/^mixed:1 {2}not_an_object: a row must be a JSON object/),
+      expect.stringMatching(/^mixed:2 {2}not_an_object: /),
       expect.stringMatching(/^bad:1 {2}type_mismatch x: .* \(rolled (just now|\d+ s ago)\)$/),
       expect.stringMatching(/^bad:2 {2}missing_required x: /),
       expect.stringMatching(/^bad:3 {2}unknown_field color: /),
       expect.stringMatching(/^bad:4 {2}type_mismatch x: /),
-      expect.stringMatching(/^mixed:1 {2}not_an_object: a row must be a JSON object/),
-      expect.stringMatching(/^mixed:2 {2}not_an_object: /),
     ]);
     const rows = ok(await tablemere(['sink', 'rejects', 'events_in', '--rows'])).stdout;
-    expect(rows).toBe(`${[...bad, '7', '"text"'].join('\n')}\n`);
+    expect(rows).toBe(`${['7', '"text"', ...bad].join('\n')}\n`);
     const json = ok(await tablemere(['sink', 'rejects', 'events_in', '--json', '--since', '10m'])).stdout.trimEnd().split('\n');
-    expect(json.map((line) => RejectedRow.parse(JSON.parse(line)).reason)).toEqual(['type_mismatch', 'missing_required', 'unknown_field', 'type_mismatch', 'not_an_object', 'not_an_object']);
-    expect(json[3]).toContain('"row":{"x":12345678901234567890}');
+    expect(json.map((line) => RejectedRow.parse(JSON.parse(line)).reason)).toEqual(['not_an_object', 'not_an_object', 'type_mismatch', 'missing_required', 'unknown_field', 'type_mismatch']);
+    expect(json[5]).toContain('"row":{"x":12345678901234567890}');
 
     const future = await tablemere(['sink', 'rejects', 'events_in', '--since', '2099-01-01T00:00:00Z']);
     expect([future.code, future.stdout, future.stderr]).toEqual([0, '', 'no rejects since 2099-01-01T00:00:00Z\n']);

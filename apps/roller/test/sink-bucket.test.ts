@@ -7,6 +7,7 @@ import { startPrivateStore, type PrivateStore } from './support/private-store.ts
 import { rejectsByRecipe } from './support/readers.ts';
 import { runCli, summaries } from './support/roller.ts';
 import { startTestStack, suffix, type TestStack } from './support/stack.ts';
+import { storedBatches } from '../../../tests/support/intake.ts';
 
 /**
  * A warehouse whose `_sink/` lives in an ordinary bucket of its own (`s3.sink_bucket`), written
@@ -58,6 +59,8 @@ async function tableIn(warehouseName: string): Promise<string> {
   return ns;
 }
 
+const SEGMENT_KEY = /\/([0-9a-z]{9}-[0-9a-f]{12})\.seg$/;
+
 async function keysUnder(prefix: string): Promise<string[]> {
   const keys: string[] = [];
   for await (const page of sinks.list(prefix)) keys.push(...page.objects.map((o) => o.key));
@@ -73,8 +76,13 @@ describe("a warehouse's own sink bucket", () => {
     expect(sink.rejects.prefix).toBe(`s3://${SINK_BUCKET}/_sink/${sink.id}/rejects/`);
     await send(stack, sink, 'one', '[{"x": 1}, {"x": "two"}, 3]');
     await send(stack, sink, 'two', [{ x: 4 }]);
-    expect(await keysUnder(sinkPrefix(sink.id))).toEqual([`_sink/${sink.id}/one.ndjson`, `_sink/${sink.id}/two.ndjson`]);
+    // One segment each (sent one after the other), in the sink bucket; nothing in the platform's.
+    const segments = await keysUnder(sinkPrefix(sink.id));
+    expect(segments).toEqual([expect.stringMatching(SEGMENT_KEY), expect.stringMatching(SEGMENT_KEY)]);
+    expect((await storedBatches(sinks, sink.id)).map((b) => b.id)).toEqual(['one', 'two']);
     expect(await intakeBatches(stack, sink.id)).toEqual([]);
+    // The roll's rejects file is named by its first segment.
+    const rejectsFile = `_sink/${sink.id}/rejects/${SEGMENT_KEY.exec(segments[0]!)![1]}.ndjson`;
 
     // The roller's own store identity may only read: the sink bucket is reached as the warehouse.
     const platformReadOnly = stack.rollerEnv({ AWS_ACCESS_KEY_ID: store.reader.accessKeyId, AWS_SECRET_ACCESS_KEY: store.reader.secretAccessKey });
@@ -82,7 +90,7 @@ describe("a warehouse's own sink bucket", () => {
     expect(run.code, run.stderr).toBe(0);
     expect(summaries(run)[0]).toMatchObject({ status: 'rolled', outcome: 'committed', batches: 2, rows: 2, rejected_rows: 2 });
     expect((await readBoth(stack, ns, 'events')).map((r) => r.x)).toEqual([1, 4]);
-    expect(await keysUnder(sinkPrefix(sink.id))).toEqual([`_sink/${sink.id}/rejects/one.ndjson`]);
+    expect(await keysUnder(sinkPrefix(sink.id))).toEqual([rejectsFile]);
     expect((await getSink(stack, sink.id)).lag.batches_waiting).toBe(0);
 
     const recipe = (await connection(stack, 'tenant')).sink_rejects!;
@@ -97,7 +105,7 @@ describe("a warehouse's own sink bucket", () => {
     await send(stack, sink, 'three', [{ x: 5 }]);
     expect((await pendingRows(stack, sink.id)).rows).toEqual([expect.objectContaining({ batch_id: 'three', row: { x: 5 } })]);
     expect(await deleteSink(stack, sink.id)).toMatchObject({ pending_batches_discarded: 1, intake_objects_removed: 1, intake_cleared: true });
-    expect(await keysUnder(sinkPrefix(sink.id))).toEqual([`_sink/${sink.id}/rejects/one.ndjson`]);
+    expect(await keysUnder(sinkPrefix(sink.id))).toEqual([rejectsFile]);
   }, 120_000);
 
   it('answers 409 quota_exceeded when the bucket takes no writes from the warehouse, and keeps nothing', async () => {

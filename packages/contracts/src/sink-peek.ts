@@ -24,9 +24,10 @@ export const RejectsQuery = z.strictObject({
 export type RejectsQuery = z.infer<typeof RejectsQuery>;
 
 /**
- * One rejected row: the line the roller wrote to `rejects/<batch_id>.ndjson`
- * (`batch_id, row, reason, field, expected, got, message`, and `row_base64` for a batch that
- * was not text), plus where it sits (`line`) and when its file was written (`written_at`).
+ * One rejected row: the line a roll wrote to its rejects file, `rejects/<id>.ndjson`, one per
+ * roll, named by the first segment (or batch) the roll took (`batch_id, row, reason, field,
+ * expected, got, message`, and `row_base64` for a batch that was not text), plus where it sits
+ * in that file (`line`) and when the file was written (`written_at`).
  */
 export const RejectedRow = z.looseObject({
   batch_id: z.string(),
@@ -44,8 +45,9 @@ export const RejectedRow = z.looseObject({
 export type RejectedRow = z.infer<typeof RejectedRow>;
 
 /**
- * A page of rejected rows in file order: files by batch id (the store's key order), rows in
- * each file in order. `next_cursor` is null on the last page; a cursor stays valid while new
+ * A page of rejected rows in file order: files in the store's key order (the order of the rolls
+ * since segments, whose ids start with their time; before them, by batch id), rows in each file
+ * in order. `next_cursor` is null on the last page; a cursor stays valid while new
  * rejects are written.
  */
 export const RejectsPage = z.object({

@@ -93,7 +93,7 @@ export class LedgerWrites {
 const WRITE_SQL = `
   WITH today AS (SELECT day FROM sink_ledger_today),
   c AS (
-    SELECT * FROM unnest($1::text[], $2::text[], $3::bytea[], $4::bigint[], $5::int[], $6::int[], $7::text[], $16::text[])
+    SELECT * FROM unnest($1::text[], $2::text[], $3::bytea[], $4::bigint[], $5::int[], $6::int[], $7::text[], $15::text[])
       AS c (sink_id, batch_id, body_digest, bytes, rows, rejected, reasons, segment_id)),
   claimed AS (
     INSERT INTO sink_batches (ledger_day, sink_id, batch_id, body_digest, bytes, rows, rejected, reasons, received_at, state, segment_id)
@@ -104,14 +104,14 @@ const WRITE_SQL = `
     ON CONFLICT DO NOTHING
     RETURNING sink_id, batch_id, ledger_day::text AS day, ${receivedText()} AS received_text),
   v AS (
-    SELECT * FROM unnest($8::text[], $9::uuid[], $10::text[], $11::date[], $12::timestamptz[], $13::bigint[], $17::text[], $18::bigint[])
-      AS v (sink_id, project_id, batch_id, day, received_at, wire_bytes, segment_id, segment_offset)),
+    SELECT * FROM unnest($8::text[], $9::uuid[], $10::text[], $11::timestamptz[], $12::bigint[], $16::text[], $17::bigint[])
+      AS v (sink_id, project_id, batch_id, received_at, wire_bytes, segment_id, segment_offset)),
   live AS (
     SELECT id FROM sinks WHERE id IN (SELECT sink_id FROM v) AND deleted_at IS NULL ORDER BY id FOR SHARE),
   settled AS (
     UPDATE sink_batches b SET state = 'pending', received_at = v.received_at, segment_id = v.segment_id, segment_offset = v.segment_offset
       FROM v
-     WHERE b.ledger_day BETWEEN $14::date AND $15::date AND b.ledger_day = v.day AND b.sink_id = v.sink_id AND b.batch_id = v.batch_id AND b.state = 'storing'
+     WHERE b.ledger_day BETWEEN $13::date AND $14::date AND b.sink_id = v.sink_id AND b.batch_id = v.batch_id AND b.state = 'storing'
        AND v.sink_id IN (SELECT id FROM live)
      RETURNING b.sink_id, b.batch_id, v.project_id, b.bytes, v.wire_bytes, b.rows, b.rejected, b.received_at),
   counted AS (${countIngestSql('settled')}
@@ -147,11 +147,13 @@ async function writeGroup(pool: Pool, writes: LedgerWrite[]): Promise<Array<Clai
     settlements.map((s) => s.sinkId),
     settlements.map((s) => s.projectId),
     settlements.map((s) => s.batchId),
-    settlements.map((s) => s.day),
     settlements.map((s) => s.receivedAt),
     settlements.map((s) => s.wireBytes),
     // The settlements' first and last day (almost always today's): the statement then opens
-    // only those days' partitions for the update (pruned when it starts), not every day's.
+    // only those days' partitions for the update (pruned when it starts), not every day's. The
+    // update does not also join on each row's day: a batch id is unique across days already,
+    // and a join on the partition key makes Postgres prune again for every settlement row,
+    // which crashed Postgres 18.4 under bench:fanin (research/49).
     settlements.reduce<string | null>((min, s) => (min === null || s.day < min ? s.day : min), null),
     settlements.reduce<string | null>((max, s) => (max === null || s.day > max ? s.day : max), null),
     offered.map((r) => r.segmentId),

@@ -55,13 +55,13 @@ async function settleLedger(client: PoolClient, sinkId: string, projectId: strin
     client,
     `WITH v AS (SELECT * FROM unnest($3::text[], $4::int[]) AS v (batch_id, rejected_rows)),
      moving AS (
-       SELECT b.ledger_day, b.batch_id, b.state AS was FROM sink_batches b JOIN v USING (batch_id)
-        WHERE b.sink_id = $1 AND b.state IN ('pending', 'storing')),
+       SELECT v.batch_id, m.was FROM v CROSS JOIN LATERAL (
+         SELECT b.state AS was FROM sink_batches b WHERE b.sink_id = $1 AND b.batch_id = v.batch_id AND b.state IN ('pending', 'storing')) m),
      moved AS (
        UPDATE sink_batches b
        SET state = 'committed', snapshot_id = $2, committed_at = now(), rejected_rows = v.rejected_rows
        FROM v JOIN moving m USING (batch_id)
-       WHERE b.ledger_day = m.ledger_day AND b.sink_id = $1 AND b.batch_id = v.batch_id
+       WHERE b.sink_id = $1 AND b.batch_id = v.batch_id AND b.state IN ('pending', 'storing')
        RETURNING $5::uuid AS project_id, b.sink_id, m.was, v.rejected_rows, b.bytes, b.rows, b.rejected, b.received_at),
      -- Counted by its roll, a batch whose answer was lost has no wire figure: its stored bytes stand in.
      never_settled AS (SELECT *, bytes AS wire_bytes FROM moved WHERE was = 'storing'),

@@ -2,7 +2,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { CreatedSink } from '@tablemere/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSink, createTable, getSink, send } from './support/api.ts';
+import { getSink, send, sinkOnNewTable } from './support/api.ts';
 import { intakeBatches, readBoth } from './support/expect.ts';
 import { otherWriter } from './support/readers.ts';
 import { logLines, runCli, startRoller, summaries, waitFor } from './support/roller.ts';
@@ -20,15 +20,7 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-async function sinkOnNewTable(policy: Record<string, number> = {}): Promise<{ ns: string; sink: CreatedSink }> {
-  const ns = `conc_${suffix()}`;
-  namespaces.push(ns);
-  await createTable(stack, ns, 'events', [
-    { name: 'x', type: 'long', required: true },
-    { name: 'who', type: 'string' },
-  ]);
-  return { ns, sink: await createSink(stack, `conc_${suffix()}`, `${ns}.events`, policy) };
-}
+const sinkOn = (policy: Record<string, number> = {}) => sinkOnNewTable(stack, namespaces, 'conc', policy);
 
 function sender(sink: CreatedSink) {
   let x = 0;
@@ -47,7 +39,7 @@ const sinkXs = (rows: Array<Record<string, unknown>>) => rows.filter((r) => r.wh
 
 describe('concurrency', () => {
   it('lands every batch once while another writer keeps committing to the table', async () => {
-    const { ns, sink } = await sinkOnNewTable();
+    const { ns, sink } = await sinkOn();
     const producer = sender(sink);
     await producer.batch('warm-up');
     expect((await runCli(['roll', sink.id], stack.rollerEnv())).code).toBe(0);
@@ -99,7 +91,7 @@ describe('concurrency', () => {
   }, 300_000);
 
   it('two roller services on one stack never commit a batch twice', async () => {
-    const { ns, sink } = await sinkOnNewTable({ inactivity_seconds: 10 });
+    const { ns, sink } = await sinkOn({ inactivity_seconds: 10 });
     const producer = sender(sink);
     const env = (id: string) => stack.rollerEnv({ TABLEMERE_ROLLER_ID: id, TABLEMERE_ROLLER_TICK_SECONDS: '1', TABLEMERE_ROLLER_SURVEY_SECONDS: '5' });
     const rollers = [startRoller(env('roller-a')), startRoller(env('roller-b'))];

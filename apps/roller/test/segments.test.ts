@@ -4,7 +4,7 @@ import { BATCH_CONTENT_TYPE, BATCH_METADATA, batchKey } from '@tablemere/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { INTAKE_CRASH_POINTS } from '../../api/src/domain/intake/segments.ts';
 import { storedBatches } from '../../../tests/support/intake.ts';
-import { batchStatus, createSink, createTable, deleteSink, getSink, updateSink } from './support/api.ts';
+import { batchStatus, deleteSink, getSink, sinkOnNewTable, updateSink } from './support/api.ts';
 import { expireLease, intakeBatches, readBoth } from './support/expect.ts';
 import { runCli, summaries } from './support/roller.ts';
 import { startTestStack, suffix, type TestStack } from './support/stack.ts';
@@ -27,18 +27,10 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-async function sinkOn(policy: Record<string, unknown> = {}): Promise<{ ns: string; sink: CreatedSink }> {
-  const ns = `seg_${suffix()}`;
-  namespaces.push(ns);
-  await createTable(stack, ns, 'events', [
-    { name: 'x', type: 'long', required: true },
-    { name: 'b', type: 'string' },
-  ]);
-  return { ns, sink: await createSink(stack, `seg_${suffix()}`, `${ns}.events`, policy) };
-}
+const sinkOn = (policy: Record<string, unknown> = {}) => sinkOnNewTable(stack, namespaces, 'seg', policy);
 
 /** Batch `i`'s rows: two fresh x values. */
-const rowsOf = (i: number) => [{ x: 2 * i, b: `b-${i}` }, { x: 2 * i + 1 }];
+const rowsOf = (i: number) => [{ x: 2 * i, who: `b-${i}` }, { x: 2 * i + 1 }];
 
 interface Answered {
   status: number;

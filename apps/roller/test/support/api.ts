@@ -1,5 +1,5 @@
 import { BatchStatus, Connection, CreatedSink, DeletedSink, PendingRows, SendResult, Sink, SinkList, type ColumnInput } from '@tablemere/contracts';
-import type { TestStack } from './stack.ts';
+import { suffix, type TestStack } from './stack.ts';
 
 async function call(stack: TestStack, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: unknown }> {
   const res = await fetch(`${stack.apiUrl}${path}`, {
@@ -77,4 +77,18 @@ export async function send(stack: TestStack, sink: CreatedSink, batchId: string,
   const text = await res.text();
   if (res.status !== 202) throw new Error(`send ${batchId}: ${res.status} ${text}`);
   return SendResult.parse(JSON.parse(text));
+}
+
+/**
+ * A sink on a new table `events (x long required, who string)` in a namespace of its own
+ * (`<prefix>_<random>`, added to `namespaces` for the file's clean-up).
+ */
+export async function sinkOnNewTable(stack: TestStack, namespaces: string[], prefix: string, policy: Record<string, unknown> = {}): Promise<{ ns: string; sink: CreatedSink }> {
+  const ns = `${prefix}_${suffix()}`;
+  namespaces.push(ns);
+  await createTable(stack, ns, 'events', [
+    { name: 'x', type: 'long', required: true },
+    { name: 'who', type: 'string' },
+  ]);
+  return { ns, sink: await createSink(stack, `${prefix}_${suffix()}`, `${ns}.events`, policy) };
 }

@@ -24,7 +24,8 @@ export function historyCovers(metadata: TableMetadata, since: number): boolean {
  * Whether snapshot `snapshotId`, which cannot have been committed before `since`, is on main:
  * `landed` when main's ancestry has it; `not_landed` when it does not and the history kept
  * covers `since`; else `unknown` (expiry cut the history, or the catalog keeps the head alone).
- * The one decision both a commit with a lost answer and the roller's intents are settled by.
+ * The one decision for a commit whose answer was lost, and for any record of a commit made
+ * before it (an intent) that must be settled later.
  */
 export function landed(metadata: TableMetadata, snapshotId: bigint, since: number): Landed {
   if (isInAncestry(metadata, snapshotId)) return 'landed';

@@ -63,8 +63,8 @@ export interface RowConverterOptions {
   injected?: readonly string[];
   /**
    * A key the (struct's) schema lacks whose value is null: `reject` the row as unknown_field
-   * (the default), or `skip` the key, which then carries no data (a sink adding columns for
-   * new fields, which cannot type a null).
+   * (the default), or `skip` the key, which then carries no data (for a writer that adds
+   * columns for new fields, which cannot type a null).
    */
   unknownNulls?: 'reject' | 'skip';
 }

@@ -110,7 +110,7 @@ export const InternalSink = z.object({
      * warehouse's `s3` (a sink_bucket of the warehouse).
      */
     identity: z.enum(['platform', 'warehouse']),
-    /** `_sink/<sink_id>/`: the pending batches, `<batch_id>.ndjson`. */
+    /** `_sink/<sink_id>/`: the pending segments, `<segment_id>.seg` (and batch objects of the old layout, `<batch_id>.ndjson`). */
     prefix: z.string(),
     /** `_sink/<sink_id>/rejects/`. */
     rejects_prefix: z.string(),

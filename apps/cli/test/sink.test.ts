@@ -370,6 +370,14 @@ describe('tablemere sink update', () => {
     failed(await tablemere(['sink', 'update', 'events_in']), 2, /^error: sink update: give at least one setting/);
     failed(await tablemere(['sink', 'update', 'events_in', '--keep-snapshots', '1001']), 2, /^error: --keep-snapshots: keep_snapshots is 1 to 1000/);
   });
+
+  it('sets linger_ms, shows it, and refuses one out of range before calling the API', async () => {
+    const lingering = ok(await tablemere(['sink', 'update', 'events_in', '--linger-ms', '250']));
+    expect(lingering.stdout).toMatch(/\n {2}intake\s+sends wait up to 250 ms to share an object\n/);
+    expect((await sinkJson('events_in')).linger_ms).toBe(250);
+    failed(await tablemere(['sink', 'update', 'events_in', '--linger-ms', '1001']), 2, /^error: --linger-ms: linger_ms is 0 to 1000/);
+    expect(ok(await tablemere(['sink', 'update', 'events_in', '--linger-ms', '0'])).stdout).toMatch(/\n {2}intake\s+sends written at once/);
+  });
 });
 
 describe('after an upkeep', () => {

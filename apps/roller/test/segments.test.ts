@@ -74,7 +74,8 @@ async function objectsOf(sinkId: string): Promise<string[]> {
 
 describe('sends grouped into segments', () => {
   it('writes sends that arrive within linger_ms as one object; each batch is still itself', async () => {
-    const { ns, sink } = await sinkOn({ linger_ms: 400 });
+    // The longest linger, so that all 40 arrive within it even on a loaded machine.
+    const { ns, sink } = await sinkOn({ linger_ms: 1000 });
     const answers = await sendTogether(sink, 'g', 40);
     const stored = await storedBatches(stack.intake, sink.id);
     expect(stored.map((b) => b.id).sort()).toEqual(answers.map((a) => a.body.batch_id).sort());

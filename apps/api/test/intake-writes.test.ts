@@ -61,7 +61,7 @@ describe('the intake ledger writes', () => {
     expect(statements()).toBe(1);
     const before = await counters();
 
-    // x goes at once, alone; the rest queue while its statement runs and go together in the next.
+    // Submitted together (as a segment's claims are): one statement for all of them.
     const pending = [
       writes.claim(claimOf(x)),
       writes.settle({ sinkId: sink.id, projectId, batchId: a, day: claimedA!.day, receivedAt: claimedA!.receivedAt, wireBytes: 12, segmentId: '0000000aa-000000000000', segmentOffset: 0 }),
@@ -72,7 +72,7 @@ describe('the intake ledger writes', () => {
       writes.claim(claimOf(b)),
     ];
     const [claimedX, settledA, claimedB, againA, againB] = await Promise.all(pending);
-    expect(statements()).toBe(3);
+    expect(statements()).toBe(2);
     expect(claimedX).toEqual(claimed);
     expect(settledA).toBe(true);
     expect(claimedB).toEqual(claimed);
@@ -104,7 +104,7 @@ describe('the intake ledger writes', () => {
       writes.claim({ ...claimOf(d), sinkId: gone.id }),
       writes.claim(claimOf(e)),
     ]);
-    expect(statements()).toBe(3);
+    expect(statements()).toBe(2);
     expect(claimedY).toEqual(claimed);
     expect(settledC).toBe(false);
     expect(claimedD).toBeUndefined();

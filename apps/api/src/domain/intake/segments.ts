@@ -161,8 +161,13 @@ export class SegmentWriter {
       }, left + 1).unref();
       return;
     }
-    if (q.timer !== undefined) return;
     const full = q.bytes >= SEGMENT_MAX_BYTES || q.waiting.length >= SEGMENT_MAX_BATCHES;
+    if (q.timer !== undefined) {
+      // A full segment's worth does not wait for the linger or the cohort any longer.
+      if (!full) return;
+      clearTimeout(q.timer);
+      q.timer = undefined;
+    }
     if (q.writing > 0 && !(full && q.writing < SEGMENTS_IN_FLIGHT)) return;
     const cohort = q.last !== undefined && q.writing === 0 && q.waiting.length < q.last.batches ? COHORT_WAIT_MS - (now - q.last.endedAt) : 0;
     const wait = Math.max(q.lingerMs - (now - q.waiting[0]!.queuedAt), cohort);

@@ -3,7 +3,8 @@
  * a commit (an fsync), and at a few hundred sends a second those dominate the database's
  * work. Here items that arrive while a group is being written wait and go together in the
  * next one: one statement and one commit for the whole group. An idle process writes a lone
- * item at once, so grouping adds no latency when there is nothing to group.
+ * item at once (after the current task: items submitted together, as a segment's claims are,
+ * go in one group), so grouping adds no latency when there is nothing to group.
  */
 export class WriteGroups<Item, Answer> {
   private queue: Array<{ item: Item; resolve: (answer: Answer) => void; reject: (error: unknown) => void }> = [];
@@ -21,12 +22,14 @@ export class WriteGroups<Item, Answer> {
   submit(item: Item): Promise<Answer> {
     return new Promise((resolve, reject) => {
       this.queue.push({ item, resolve, reject });
-      if (!this.writing) void this.drain();
+      if (!this.writing) {
+        this.writing = true;
+        queueMicrotask(() => void this.drain());
+      }
     });
   }
 
   private async drain(): Promise<void> {
-    this.writing = true;
     try {
       while (this.queue.length > 0) {
         const group = this.queue.splice(0, this.maxGroup);

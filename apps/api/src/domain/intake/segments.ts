@@ -28,8 +28,6 @@ import type { ClaimRequest, LedgerWrites } from './writes.ts';
  *   1. each batch claimed in the ledger as 'storing' in this segment (one grouped statement);
  *   2. one PUT of the segment holding the claimed batches, never over an existing object;
  *   3. each row settled 'pending' with where its bytes are (one grouped statement).
- * A segment counts as being written until its PUT is done: the next one's claims (step 1) then
- * go to the database in the same statement as this one's settlements (step 3).
  * A PUT the store refused releases the claims; one whose outcome is unknown leaves them
  * 'storing' in this segment, and a replay of such a claim, once stale, looks in the store:
  * found, the batch is settled where it is; not found, it is written again. So a batch id is in
@@ -182,36 +180,28 @@ export class SegmentWriter {
     }
     const taken = take(q);
     q.writing++;
-    let ended = false;
-    const end = () => {
-      if (ended) return;
-      ended = true;
+    void this.writeSegment(q, taken).finally(() => {
       q.writing--;
       q.last = { batches: taken.length, endedAt: Date.now() };
       this.schedule(q);
-    };
-    void this.writeSegment(q, taken, end).finally(end);
+    });
     this.schedule(q);
   }
 
-  /**
-   * One segment, steps 1-3; answers every waiting send, never throws. `stored` is called once
-   * the PUT is done, before the settlements: the sink's next segment then starts, and its claims
-   * go to the database in the same statement as these settlements.
-   */
-  private async writeSegment(q: SinkQueue, taken: Waiting[], stored: () => void): Promise<void> {
+  /** One segment, steps 1-3; answers every waiting send, never throws. */
+  private async writeSegment(q: SinkQueue, taken: Waiting[]): Promise<void> {
     const segmentId = newSegmentId();
     const key = segmentKey(q.sinkId, segmentId);
-    const where = storedCheck(q);
-    const claims = await Promise.allSettled(taken.map((w) => throughDatabase(() => this.deps.claims.claim({ ...w.item.claim, segmentId }, where))));
+    const stored = storedCheck(q);
+    const claims = await Promise.allSettled(taken.map((w) => throughDatabase(() => this.deps.claims.claim({ ...w.item.claim, segmentId }, stored))));
     const claimed: Array<{ w: Waiting; receivedAt: string; day: string }> = [];
     for (const [i, outcome] of claims.entries()) {
       const w = taken[i]!;
       if (outcome.status === 'rejected') w.reject(outcome.reason);
       else if (outcome.value.kind === 'claimed') claimed.push({ w, receivedAt: outcome.value.receivedAt, day: outcome.value.day });
       else if (outcome.value.kind === 'stored') {
-        const { receivedAt, day, segmentId: at } = outcome.value;
-        void this.settle(q, w, { day, receivedAt, segmentId: at, offset: null, key: at === null ? batchKey(q.sinkId, w.item.claim.batchId) : segmentKey(q.sinkId, at) });
+        const { receivedAt, day, segmentId: where } = outcome.value;
+        void this.settle(q, w, { day, receivedAt, segmentId: where, offset: null, key: where === null ? batchKey(q.sinkId, w.item.claim.batchId) : segmentKey(q.sinkId, where) });
       } else w.resolve({ kind: 'known', claim: outcome.value });
     }
     if (claimed.length === 0) return;
@@ -237,7 +227,6 @@ export class SegmentWriter {
     }
     this.reached('after-segment-put');
     this.deps.written?.(claimed.length, segment.size);
-    stored();
     await Promise.all(claimed.map(({ w, receivedAt, day }, i) => this.settle(q, w, { day, receivedAt, segmentId, offset: segment.objectOffsets[i]!, key })));
   }
 

@@ -9,6 +9,7 @@ export {
   BATCH_METADATA,
   BATCH_SUFFIX,
   INTAKE_ROOT,
+  RECEIVED_STAMP,
   batchIdOfKey,
   batchKey,
   rejectsKey,

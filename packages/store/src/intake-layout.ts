@@ -27,6 +27,12 @@ export const BATCH_METADATA = {
   sink: 'sink',
 } as const;
 
+/**
+ * A received stamp as the intake writes it and a timestamptz column takes it: RFC 3339, at most
+ * microseconds. A batch whose stamp is not one gets the store's write time instead.
+ */
+export const RECEIVED_STAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?(Z|[+-]\d{2}:\d{2})$/;
+
 /** Every object of one sink, batches and rejects. */
 export const sinkPrefix = (sinkId: string) => `${INTAKE_ROOT}${sinkId}/`;
 export const batchKey = (sinkId: string, batchId: string) => `${sinkPrefix(sinkId)}${batchId}${BATCH_SUFFIX}`;

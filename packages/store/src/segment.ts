@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { sinkPrefix } from './intake-layout.ts';
+import { RECEIVED_STAMP, sinkPrefix } from './intake-layout.ts';
 
 /**
  * A segment: the batches of one sink that one API process wrote together, in one object
@@ -114,7 +114,6 @@ export class SegmentFormatError extends Error {
   override readonly name = 'SegmentFormatError';
 }
 
-const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?(Z|[+-]\d{2}:\d{2})$/;
 const BATCH_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /**
@@ -142,7 +141,7 @@ export function decodeSegment(object: Buffer, expected: { sink: string; segment:
       typeof e?.id === 'string' && BATCH_ID.test(e.id) && !seen.has(e.id) &&
       Number.isSafeInteger(e.offset) && Number.isSafeInteger(e.bytes) && Number.isSafeInteger(e.lines) &&
       e.offset >= floor && e.bytes >= 0 && e.lines >= 0 && e.offset + e.bytes <= body.byteLength &&
-      typeof e.received === 'string' && RFC3339.test(e.received);
+      typeof e.received === 'string' && RECEIVED_STAMP.test(e.received);
     if (!ok) throw new SegmentFormatError(`entry ${seen.size + 1} of the header is malformed or out of bounds`);
     seen.add(e.id);
     floor = e.offset + e.bytes;

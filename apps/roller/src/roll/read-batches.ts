@@ -1,5 +1,5 @@
 import { ROLL_MAX_BATCH_IDS } from '@tablemere/contracts';
-import { BATCH_METADATA, batchIdOfKey, decodeSegment, isStoreError, SegmentFormatError, segmentIdOfKey } from '@tablemere/store';
+import { BATCH_METADATA, batchIdOfKey, RECEIVED_STAMP, decodeSegment, isStoreError, SegmentFormatError, segmentIdOfKey } from '@tablemere/store';
 import { toRollError } from '../errors.ts';
 import { checkpoint, type RollContext } from './context.ts';
 import { type Listed, selectBatches } from './policy.ts';
@@ -36,8 +36,6 @@ export interface ReadObject {
  * µs of CPU each; 64 gained nothing more: research/38).
  */
 const READ_AHEAD = 32;
-/** A received stamp as the intake writes it and a timestamptz column takes it: at most microseconds. */
-const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?(Z|[+-]\d{2}:\d{2})$/;
 
 /**
  * Every pending intake object of the sink, one level under its prefix (rejects and roll files
@@ -111,7 +109,7 @@ async function readOne(ctx: RollContext, object: IntakeObject): Promise<ReadObje
     if (object.kind === 'segment') return { object, batches: segmentBatches(ctx, object, bytes, written) };
     const received = head.metadata[BATCH_METADATA.received];
     let stamp = written;
-    if (received !== undefined && RFC3339.test(received)) stamp = received;
+    if (received !== undefined && RECEIVED_STAMP.test(received)) stamp = received;
     else ctx.log.warn({ batch: object.id, received }, 'batch has no valid received metadata; __ingest_ts uses the store write time');
     return { object, batches: [{ id: object.id, key: object.key, size: bytes.byteLength, received: stamp, body: bytes }] };
   } catch (error) {

@@ -7,11 +7,11 @@ import {
   isStoreError,
   newSegmentId,
   type ObjectStore,
+  RECEIVED_STAMP,
   SEGMENT_CONTENT_TYPE,
   SEGMENT_FORMAT,
   SEGMENT_METADATA,
   segmentKey,
-  type StoreError,
 } from '@tablemere/store';
 import type { FastifyBaseLogger } from 'fastify';
 import { apiError } from '../../errors.ts';
@@ -54,7 +54,6 @@ const SEGMENTS_IN_FLIGHT = 4;
  * lone producer never waits: its segment held one batch, and its next send makes the one.
  */
 const COHORT_WAIT_MS = 5;
-const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$/;
 
 /**
  * A test-only fault hook (TABLEMERE_API_CRASH_AT): the process SIGKILLs itself the first time a
@@ -303,8 +302,7 @@ function take(q: SinkQueue): Waiting[] {
 /** Whether the store answered that it did not store the object (or the request never left). */
 function refused(error: unknown): boolean {
   if (!isStoreError(error)) return false;
-  const { status } = error as StoreError;
-  if (status !== undefined) return status !== 500;
+  if (error.status !== undefined) return error.status !== 500;
   return (error.cause as { code?: unknown } | undefined)?.code === 'ECONNREFUSED';
 }
 
@@ -321,7 +319,7 @@ function storedCheck(q: SinkQueue): StoredCheck {
       }
       const head = await q.store.head(batchKey(q.sinkId, batchId));
       const received = head.metadata[BATCH_METADATA.received];
-      return { receivedAt: received !== undefined && RFC3339.test(received) ? received : undefined };
+      return { receivedAt: received !== undefined && RECEIVED_STAMP.test(received) ? received : undefined };
     } catch (error) {
       if (isStoreError(error, 'not_found')) return undefined;
       throw intakeUnavailable('the store could not be asked where an earlier attempt of this batch went', error);

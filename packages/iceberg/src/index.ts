@@ -40,6 +40,7 @@ export {
   type CommitAttempt,
   type CommitContext,
   type CommitDriverOptions,
+  DATA_FORMAT_VERSIONS,
   type NothingToDo,
   type PassedOn,
 } from './transaction/commit-driver.ts';

@@ -11,7 +11,7 @@ import {
   type SinkUpkeepRun,
 } from '@tablemere/contracts';
 import { isPgError, PgErrorCode, query, queryOne, transaction, type Pool, type Queryable } from '@tablemere/db';
-import { isIcebergError, type RestCatalog, type TableMetadata } from '@tablemere/iceberg';
+import { DATA_FORMAT_VERSIONS, isIcebergError, type RestCatalog, type TableMetadata } from '@tablemere/iceberg';
 import { batchIdOfKey, rejectsPrefix, segmentIdOfKey, sinkPrefix } from '@tablemere/store';
 import type { FastifyBaseLogger } from 'fastify';
 import { apiError, tableNotFound } from '../errors.ts';
@@ -194,8 +194,6 @@ export interface MadeTable {
   auditDetails?: Record<string, unknown>;
 }
 
-/** The table formats the roller appends to (a v1 table has no sequence numbers to inherit). */
-const SINK_FORMAT_VERSIONS: readonly number[] = [2, 3];
 
 /**
  * Creates a sink for an existing table (partitioned or not; a `partition` is checked on it and
@@ -208,9 +206,9 @@ export async function createSink(deps: CreateSinkDeps, principal: Principal, req
   const qualified = `${namespace}.${tableName}`;
   const metadata = made.metadata ?? (await loadTargetTable(await deps.catalogs.get(warehouse), namespace, tableName));
   const version = metadata['format-version'];
-  if (!SINK_FORMAT_VERSIONS.includes(version)) {
+  if (!DATA_FORMAT_VERSIONS.includes(version)) {
     throw apiError('table_format_unsupported', {
-      message: `Table ${qualified} is format v${version}; sinks append to format v${SINK_FORMAT_VERSIONS.join(' and v')} tables.`,
+      message: `Table ${qualified} is format v${version}; sinks append to format v${DATA_FORMAT_VERSIONS.join(' and v')} tables.`,
       details: { table: qualified, format_version: version },
     });
   }

@@ -7,7 +7,7 @@ import { bindPartitionSpec } from '../partition/bound-spec.ts';
 import { partitionSummaries } from '../partition/summary.ts';
 import { schemaFromJson } from '../spec/schema.ts';
 import { readManifestList, writeManifest, type DataFile, type ManifestFile } from '../writer/index.ts';
-import { commitWithRetries, passedOn } from './commit-driver.ts';
+import { commitWithRetries, DATA_FORMAT_VERSIONS, passedOn } from './commit-driver.ts';
 import { manifestLocation } from './locations.ts';
 import { ManifestMerger, manifestMergePolicy } from './merge-manifests.ts';
 import type { RetryPolicy } from './retry.ts';
@@ -76,7 +76,7 @@ export async function appendDataFiles(options: AppendOptions): Promise<AppendRes
   return commitWithRetries<AppendResult>({
     ...passedOn(options),
     operation: 'append',
-    formatVersions: [2, 3],
+    formatVersions: DATA_FORMAT_VERSIONS,
     build: async (context) => {
       const { metadata, attempt, wrote } = context;
       if (isInAncestry(metadata, snapshotId)) return { nothingToDo: foundLanded(snapshotId, metadata, attempt - 1) };

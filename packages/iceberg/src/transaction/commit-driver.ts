@@ -45,6 +45,12 @@ export interface NothingToDo<T> {
   nothingToDo: T;
 }
 
+/**
+ * The table format versions a snapshot of data files is written for: a v1 table has no
+ * sequence numbers, so its manifests cannot carry what appends and rewrites inherit.
+ */
+export const DATA_FORMAT_VERSIONS: readonly number[] = [2, 3];
+
 export interface CommitDriverOptions<T> {
   catalog: RestCatalog;
   table: TableIdent;

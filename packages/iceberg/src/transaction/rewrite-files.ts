@@ -11,7 +11,7 @@ import { rewriteBin } from './rewrite-bin.ts';
 import type { InheritedLineage } from './row-lineage.ts';
 import { changedPartitions, type PartitionedBin, packPartitionBins } from './rewrite-partitions.ts';
 import { groupBySchema, type KeptFiles, smallFiles } from './rewrite-plan.ts';
-import { commitWithRetries, passedOn } from './commit-driver.ts';
+import { commitWithRetries, DATA_FORMAT_VERSIONS, passedOn } from './commit-driver.ts';
 import type { RetryPolicy } from './retry.ts';
 import { writeSnapshotAttempt } from './snapshot-commit.ts';
 import { newSnapshotId } from './snapshot-id.ts';
@@ -93,7 +93,7 @@ export async function rewriteDataFiles(options: RewriteDataFilesOptions): Promis
   return commitWithRetries<RewriteDataFilesResult>({
     ...passedOn(options),
     operation: 'rewrite',
-    formatVersions: [2, 3],
+    formatVersions: DATA_FORMAT_VERSIONS,
     build: async (context) => {
       const { metadata, wrote } = context;
       const contents = await readHeadContents(io, metadata, cache);

@@ -33,7 +33,7 @@ export const ERROR_CODES = {
   warehouse_exists: { status: 409, message: 'A warehouse with this name exists in the project; pick another name.' },
   table_exists: { status: 409, message: 'The table already exists; pick another name or use the existing table.' },
   sink_exists: { status: 409, message: 'A sink already feeds this table or has this name; use it, or delete it first.' },
-  key_rotation_in_progress: { status: 409, message: "The send key's last rotation is still in its overlap (its old key works until old_key_stops_at); wait until then, or rotate with ?finish=true to stop the old key now." },
+  key_rotation_in_progress: { status: 409, message: "The send key's last rotation is still in its overlap (its old key works until old_key_stops_at); wait until then, or rotate with {\"finish\": true} to stop the old key now." },
   partition_conflict: { status: 409, message: "The table is already partitioned by other fields; leave partition out to keep the owner's spec, or give the same fields." },
   table_format_unsupported: { status: 409, message: "Sinks append to format v2 and v3 tables; upgrade the table's format-version with its engine, or point the sink at another table." },
   batch_id_conflict: { status: 409, message: 'This batch id was already used for a different body; send new data under a new Idempotency-Key.' },

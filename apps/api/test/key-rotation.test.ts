@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CreatedKey, RotatedSendKey, Sink, type CreatedSink } from '@tablemere/contracts';
+import { CreatedKey, KEY_OVERLAP_SECONDS_DEFAULT, RotatedSendKey, Sink, type CreatedSink } from '@tablemere/contracts';
 import { query } from '@tablemere/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { retireEndedKeys } from '../src/domain/key-rotation.ts';
@@ -39,12 +39,11 @@ async function newSink(): Promise<CreatedSink> {
   return sink;
 }
 
-/** POST …/send-key/rotate; the answer parsed when 200. */
+/** POST …/send-key/rotate with its options as the JSON body (none without options); the answer parsed when 200. */
 async function rotate(app: typeof api.app, ref: string, options: { overlap?: number; finish?: boolean; key?: string } = {}) {
-  const search = new URLSearchParams();
-  if (options.overlap !== undefined) search.set('overlap_seconds', String(options.overlap));
-  if (options.finish) search.set('finish', 'true');
-  const res = await call(app, 'POST', `/v1/sinks/${ref}/send-key/rotate${search.size > 0 ? `?${search}` : ''}`, { key: options.key ?? writeKey });
+  const body = { overlap_seconds: options.overlap, finish: options.finish };
+  const given = Object.values(body).some((value) => value !== undefined);
+  const res = await call(app, 'POST', `/v1/sinks/${ref}/send-key/rotate`, { key: options.key ?? writeKey, ...(given ? { body } : {}) });
   return { res, rotated: res.status === 200 ? RotatedSendKey.parse(res.body) : undefined };
 }
 
@@ -138,7 +137,7 @@ describe('rotating a send key', () => {
     expect((await rotate(api.app, other.id, { key: api.adminKey, overlap: 60 })).res.status).toBe(200);
   });
 
-  it('refuses a second rotation during the overlap (409) until it is finished with ?finish=true', async () => {
+  it('refuses a second rotation during the overlap (409) until it is finished with finish: true', async () => {
     const sink = await newSink();
     const first = (await rotate(api.app, sink.name, { overlap: 3_600 })).rotated!;
     const again = await rotate(api.app, sink.name, { overlap: 60 });
@@ -158,7 +157,7 @@ describe('rotating a send key', () => {
     expect(third.key_rotation.old_key_stops_at).toBeNull();
     for (const key of [first.send_key, second.send_key]) expect((await sendWith(api.app, sink, key)).status).toBe(401);
     expect((await sendWith(api.app, sink, third.send_key)).status).toBe(202);
-    // Nothing in overlap now: no 409 without ?finish.
+    // Nothing in overlap now: no 409 without finish.
     expect((await rotate(api.app, sink.name, { overlap: 0 })).res.status).toBe(200);
 
     const recorded = await events(sink.id);
@@ -174,12 +173,81 @@ describe('rotating a send key', () => {
     ]);
   });
 
-  it('refuses bad options, unknown and deleted sinks', async () => {
+  it('a leaked key: {"overlap_seconds": 0} as the body stops the old key at once; no body keeps the default overlap', async () => {
     const sink = await newSink();
-    for (const search of ['overlap_seconds=604801', 'overlap_seconds=-1', 'overlap_seconds=', 'overlap_seconds=1.5', 'finish=yes', 'other=1']) {
-      const res = await call(api.app, 'POST', `/v1/sinks/${sink.id}/send-key/rotate?${search}`, { key: writeKey });
-      expect({ search, status: res.status, code: res.body.error.code }).toEqual({ search, status: 400, code: 'invalid_request' });
+    const leaked = await call(api.app, 'POST', `/v1/sinks/${sink.id}/send-key/rotate`, { key: writeKey, payload: '{"overlap_seconds": 0}', headers: { 'content-type': 'application/json' } });
+    expect(leaked.status, leaked.text).toBe(200);
+    const rotated = RotatedSendKey.parse(leaked.body);
+    expect(rotated.key_rotation.old_key_stops_at).toBeNull();
+    const refused = await sendWith(api.app, sink, sink.send_key);
+    expect({ status: refused.status, code: refused.body.error.code }).toEqual({ status: 401, code: 'unauthorized' });
+    expect((await sendWith(api.app, sink, rotated.send_key)).status).toBe(202);
+
+    for (const options of [{}, { payload: '', headers: { 'content-type': 'application/json' } }, { body: {} }]) {
+      const before = Date.now();
+      const res = await call(api.app, 'POST', `/v1/sinks/${sink.id}/send-key/rotate`, { key: writeKey, ...options });
+      expect(res.status, res.text).toBe(200);
+      const stops = new Date(RotatedSendKey.parse(res.body).key_rotation.old_key_stops_at!).getTime();
+      expect(stops - before).toBeGreaterThanOrEqual((KEY_OVERLAP_SECONDS_DEFAULT - 2) * 1000);
+      expect(stops - before).toBeLessThan((KEY_OVERLAP_SECONDS_DEFAULT + 5) * 1000);
+      expect((await rotate(api.app, sink.id, { overlap: 0, finish: true })).res.status).toBe(200);
     }
+  });
+
+  it('still reads the options from the query; the same value both ways is taken', async () => {
+    const sink = await newSink();
+    const res = await call(api.app, 'POST', `/v1/sinks/${sink.id}/send-key/rotate?overlap_seconds=0`, { key: writeKey });
+    expect(res.status, res.text).toBe(200);
+    expect(RotatedSendKey.parse(res.body).key_rotation.old_key_stops_at).toBeNull();
+    expect((await sendWith(api.app, sink, sink.send_key)).status).toBe(401);
+
+    const first = await call(api.app, 'POST', `/v1/sinks/${sink.id}/send-key/rotate?overlap_seconds=3600`, { key: writeKey });
+    expect(first.status, first.text).toBe(200);
+    const both = await call(api.app, 'POST', `/v1/sinks/${sink.id}/send-key/rotate?overlap_seconds=60&finish=true`, { key: writeKey, body: { overlap_seconds: 60, finish: true } });
+    expect(both.status, both.text).toBe(200);
+    const stops = new Date(RotatedSendKey.parse(both.body).key_rotation.old_key_stops_at!).getTime();
+    expect(stops - Date.now()).toBeLessThanOrEqual(60_000);
+  });
+
+  it('refuses an unknown field, a wrong type or an option given two ways, naming it, and rotates nothing', async () => {
+    const sink = await newSink();
+    const url = `/v1/sinks/${sink.id}/send-key/rotate`;
+    const refusals: Array<{ search?: string; body?: unknown; names: string }> = [
+      { body: { overlap_seconds: 0, overlap: 0 }, names: 'overlap' },
+      { body: { overlap_seconds: '0' }, names: 'overlap_seconds' },
+      { body: { overlap_seconds: 604_801 }, names: 'overlap_seconds' },
+      { body: { overlap_seconds: -1 }, names: 'overlap_seconds' },
+      { body: { overlap_seconds: 1.5 }, names: 'overlap_seconds' },
+      { body: { finish: 'true' }, names: 'finish' },
+      { body: null, names: 'body' },
+      { body: [{ overlap_seconds: 0 }], names: 'body' },
+      { search: 'overlap=0', names: 'overlap' },
+      { search: 'overlap_seconds=0&other=1', names: 'other' },
+      { search: 'overlap_seconds=604801', names: 'overlap_seconds' },
+      { search: 'overlap_seconds=', names: 'overlap_seconds' },
+      { search: 'overlap_seconds=1.5', names: 'overlap_seconds' },
+      { search: 'finish=yes', names: 'finish' },
+      { search: 'overlap_seconds=86400', body: { overlap_seconds: 0 }, names: 'overlap_seconds' },
+      { search: 'finish=false', body: { finish: true }, names: 'finish' },
+    ];
+    for (const { search, body, names } of refusals) {
+      const res = await call(api.app, 'POST', search === undefined ? url : `${url}?${search}`, { key: writeKey, ...(body === undefined ? {} : { body }) });
+      const error = res.body.error;
+      expect({ search, body, status: res.status, code: error.code }).toEqual({ search, body, status: 400, code: 'invalid_request' });
+      expect(error.message, JSON.stringify({ search, body })).toContain(names);
+    }
+    // A JSON body sent as a form (curl -d without a content type) is refused, not ignored.
+    const form = await call(api.app, 'POST', url, { key: writeKey, payload: '{"overlap_seconds": 0}', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    expect({ status: form.status, code: form.body.error.code }).toEqual({ status: 415, code: 'unsupported_media_type' });
+
+    // Nothing rotated: the key sends, no event, no rotation on the sink.
+    expect((await sendWith(api.app, sink, sink.send_key)).status).toBe(202);
+    expect(await events(sink.id)).toEqual([]);
+    expect(Sink.parse((await call(api.app, 'GET', `/v1/sinks/${sink.id}`, { key: readKey })).body).key_rotation).toEqual({ rotated_at: null, old_key_stops_at: null });
+  });
+
+  it('refuses unknown and deleted sinks', async () => {
+    const sink = await newSink();
     expect((await rotate(api.app, 'snk_000000000000')).res.status).toBe(404);
     expect((await call(api.app, 'DELETE', `/v1/sinks/${sink.id}`, { key: api.adminKey })).status).toBe(202);
     const gone = await rotate(api.app, sink.id);

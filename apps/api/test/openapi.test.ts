@@ -113,6 +113,17 @@ describe('the OpenAPI documents', () => {
     expect(publicDoc.paths['/healthz']!.get!.security).toEqual([]);
   });
 
+  it('give the rotation its options as an optional strict JSON body, the query form beside it', () => {
+    const rotate = publicDoc.paths['/v1/sinks/{sink}/send-key/rotate']!.post!;
+    expect(rotate.requestBody).toMatchObject({ required: false, content: { 'application/json': { schema: { $ref: '#/components/schemas/RotateSendKeyRequest' } } } });
+    expect((publicDoc.components.schemas as Record<string, unknown>).RotateSendKeyRequest).toMatchObject({
+      type: 'object',
+      additionalProperties: false,
+      properties: { overlap_seconds: { type: 'integer', minimum: 0, maximum: 604_800 }, finish: { type: 'boolean' } },
+    });
+    expect(rotate.parameters).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'overlap_seconds', in: 'query', required: false, description: expect.stringMatching(/compatibility/) })]));
+  });
+
   it('serves the HTML reference with every route and code, and nothing from outside', async () => {
     const page = await api.app.inject({ method: 'GET', url: '/docs' });
     expect(page.statusCode).toBe(200);

@@ -239,19 +239,26 @@ export const KEY_OVERLAP_SECONDS_DEFAULT = 86_400;
 /** The longest overlap: 7 days. */
 export const KEY_OVERLAP_SECONDS_MAX = 7 * 86_400;
 
-/** POST /v1/sinks/{id|name}/send-key/rotate[?overlap_seconds=N][&finish=true] */
-export const RotateSendKeyQuery = z.strictObject({
+const OverlapSeconds = z.number().int().min(0).max(KEY_OVERLAP_SECONDS_MAX, `at most ${KEY_OVERLAP_SECONDS_MAX} (${KEY_OVERLAP_SECONDS_MAX / 86_400} days)`);
+
+/** POST /v1/sinks/{id|name}/send-key/rotate: its JSON body, every field optional (none: the defaults). */
+export const RotateSendKeyRequest = z.strictObject({
   /** Seconds the old key keeps working beside the new one; 0 stops it at once. */
-  overlap_seconds: z
-    .string()
-    .regex(/^[0-9]{1,7}$/, 'whole seconds')
-    .default(String(KEY_OVERLAP_SECONDS_DEFAULT))
-    .transform(Number)
-    .pipe(z.number().int().max(KEY_OVERLAP_SECONDS_MAX, `at most ${KEY_OVERLAP_SECONDS_MAX} (7 days)`)),
+  overlap_seconds: OverlapSeconds.optional(),
   /** Stop the key of an unfinished earlier rotation now, so this one can go ahead. */
-  finish: Flag.default(false),
+  finish: z.boolean().optional(),
+});
+export type RotateSendKeyRequest = z.infer<typeof RotateSendKeyRequest>;
+
+/** The same options as a query (`?overlap_seconds=N&finish=true`), kept for callers written before the body. */
+export const RotateSendKeyQuery = z.strictObject({
+  overlap_seconds: z.string().regex(/^[0-9]{1,7}$/, 'whole seconds').transform(Number).pipe(OverlapSeconds).optional(),
+  finish: Flag.optional(),
 });
 export type RotateSendKeyQuery = z.infer<typeof RotateSendKeyQuery>;
+
+/** A rotation's options, body and query together, defaults applied. */
+export type RotateSendKeyOptions = Required<RotateSendKeyRequest>;
 
 /** The answer to a rotation: the sink with its new send key, shown this once. */
 export const RotatedSendKey = Sink.extend({ send_key: SendKey });

@@ -1,4 +1,4 @@
-import type { RotatedSendKey, RotateSendKeyQuery } from '@tablemere/contracts';
+import type { RotatedSendKey, RotateSendKeyOptions } from '@tablemere/contracts';
 import { query, queryOne, transaction, type Pool, type Queryable } from '@tablemere/db';
 import { apiError } from '../errors.ts';
 import { recordAudit } from './audit.ts';
@@ -12,7 +12,7 @@ import { describeSinks, findSink, type SinkViewContext } from './sinks.ts';
  * keys at most: a rotation while an overlap lasts is refused unless it finishes that one.
  *
  * An old key is retired (its digest cleared, `sink.key_retired` recorded) at its overlap's end
- * by the maintenance sweep (retireEndedKeys), at once by ?finish=true or an overlap of 0, or
+ * by the maintenance sweep (retireEndedKeys), at once by `finish` or an overlap of 0, or
  * by the next rotation when the sweep has not run yet. It stops answering at its overlap's end
  * whether or not it was retired: the send route reads the end, not the retirement.
  */
@@ -49,7 +49,7 @@ const sinkGone = (ref: string) => apiError('sink_not_found', { message: `Sink ${
  * working for `overlap_seconds` (none with 0). 409 key_rotation_in_progress while an earlier
  * rotation's old key still works, unless `finish` stops that key first.
  */
-export async function rotateSendKey(deps: SinkViewContext & { pool: Pool }, principal: Principal, ref: string, options: RotateSendKeyQuery): Promise<RotatedSendKey> {
+export async function rotateSendKey(deps: SinkViewContext & { pool: Pool }, principal: Principal, ref: string, options: RotateSendKeyOptions): Promise<RotatedSendKey> {
   const target = await findSink(deps.pool, principal.projectId, ref);
   if (target.deleted_at) throw sinkGone(ref);
   const sendKey = generateSendKey(target.id);
@@ -65,7 +65,7 @@ export async function rotateSendKey(deps: SinkViewContext & { pool: Pool }, prin
     if (sink.stops_at !== null) {
       if (sink.in_overlap && !options.finish) {
         throw apiError('key_rotation_in_progress', {
-          message: `Sink ${sink.name}'s old send key works until ${sink.stops_at.toISOString()}; rotate again after that, or with ?finish=true to stop it now.`,
+          message: `Sink ${sink.name}'s old send key works until ${sink.stops_at.toISOString()}; rotate again after that, or with {"finish": true} to stop it now.`,
           details: { sink: sink.id, old_key_stops_at: sink.stops_at.toISOString() },
         });
       }

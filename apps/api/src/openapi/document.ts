@@ -195,7 +195,7 @@ function operation(route: RouteEntry, doc: RouteDoc, schemas: Schemas): Operatio
     ...(doc.body
       ? {
           requestBody: {
-            required: true,
+            required: doc.body.required ?? true,
             ...(doc.body.description ? { description: doc.body.description } : {}),
             content: {
               'application/json': { schema: schemas.ref(doc.body.schema, 'input'), ...(bodyExamples ? { examples: bodyExamples } : {}) },

@@ -44,6 +44,8 @@ export interface RouteDoc {
   headers?: Record<string, HeaderDoc>;
   body?: {
     schema: z.ZodType;
+    /** False for a body that may be left out (its fields then take their defaults); default true. */
+    required?: boolean;
     description?: string;
     examples?: AnswerDoc['examples'];
     /** Other media types the body may come as, beside JSON (the send route's NDJSON): each a text with an example. */

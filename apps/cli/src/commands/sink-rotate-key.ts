@@ -1,4 +1,4 @@
-import { KEY_OVERLAP_SECONDS_DEFAULT, KEY_OVERLAP_SECONDS_MAX, RotatedSendKey } from '@tablemere/contracts';
+import { KEY_OVERLAP_SECONDS_DEFAULT, KEY_OVERLAP_SECONDS_MAX, RotatedSendKey, type RotateSendKeyRequest } from '@tablemere/contracts';
 import type { Command } from 'commander';
 import { type CommandContext, sinkSegment } from '../context.ts';
 import { parseDuration } from '../durations.ts';
@@ -49,10 +49,8 @@ Example:
       const keyFile = options.save === undefined ? undefined : PendingKeyFile.claim(options.save, options.force === true);
       let rotated: { value: RotatedSendKey; body: unknown };
       try {
-        rotated = await context.api(command).post(path, undefined, RotatedSendKey, {
-          overlap_seconds: overlap === undefined ? undefined : String(overlap),
-          finish: options.finish ? 'true' : undefined,
-        });
+        const body: RotateSendKeyRequest = { overlap_seconds: overlap, finish: options.finish };
+        rotated = await context.api(command).post(path, body, RotatedSendKey);
       } catch (error) {
         keyFile?.abandon();
         throw error;

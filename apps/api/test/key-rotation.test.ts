@@ -2,8 +2,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { CreatedKey, KEY_OVERLAP_SECONDS_DEFAULT, RotatedSendKey, Sink, type CreatedSink } from '@tablemere/contracts';
 import { query } from '@tablemere/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { retireEndedKeys } from '../src/domain/key-rotation.ts';
-import { sendKeyDigest } from '../src/domain/send-keys.ts';
+import { retireEndedKeys } from '../src/domain/sinks/rotation.ts';
+import { sendKeyDigest } from '../src/domain/sinks/send-keys.ts';
 import { call, dropNamespace, startTestApi, suffix, type TestApi } from './support/harness.ts';
 import { createSink, createTable, otherApp, send } from './support/sinks.ts';
 

@@ -2,7 +2,7 @@ import type { Pool, Queryable } from '@tablemere/db';
 import { query, queryOne } from '@tablemere/db';
 import type { FastifyBaseLogger } from 'fastify';
 import { advanceLedgerDay, pruneLedgerDays, type LedgerPrune } from './intake/ledger-days.ts';
-import { retireEndedKeys } from './key-rotation.ts';
+import { retireEndedKeys } from './sinks/rotation.ts';
 import { sweepStorage } from './meter.ts';
 import type { SecretBox } from './secrets.ts';
 

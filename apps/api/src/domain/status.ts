@@ -1,7 +1,8 @@
 import type { OperatorStatus, SinkLastDay } from '@tablemere/contracts';
 import { query, type Queryable } from '@tablemere/db';
 import type { BacklogLimits } from './intake/backlog.ts';
-import { listSinks, type SinkViewContext } from './sinks.ts';
+import { listSinks } from './sinks/list.ts';
+import type { SinkViewContext } from './sinks/view.ts';
 
 interface LastDayRow extends SinkLastDay {
   sink_id: string;

@@ -5,7 +5,7 @@ import { authenticate } from '../domain/api-keys.ts';
 import type { SendingSink } from '../domain/intake/accept.ts';
 import { throughDatabase } from '../domain/intake/unavailable.ts';
 import { levelAtLeast, type Principal } from '../domain/principal.ts';
-import { isSendKey, sendKeyRefused, type SendKeyCache } from '../domain/send-keys.ts';
+import { isSendKey, sendKeyRefused, type SendKeyCache } from '../domain/sinks/send-keys.ts';
 import { apiError } from '../errors.ts';
 import { markAuth } from '../openapi/route-doc.ts';
 

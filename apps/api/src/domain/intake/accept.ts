@@ -8,7 +8,7 @@ import { sameBody, type BodyHashes, type LegacyDigests } from './body-digest.ts'
 import { ledgerEntry, storedAnswer, type AnswerColumns } from './ledger.ts';
 import type { SegmentWriter } from './segments.ts';
 import { intakeUnavailable, throughDatabase } from './unavailable.ts';
-import { sendKeyRefused } from '../send-keys.ts';
+import { sendKeyRefused } from '../sinks/send-keys.ts';
 
 /**
  * The intake: one batch from its checked body to a durable object and a pending ledger row.

@@ -2,7 +2,7 @@ import { ConnectionQuery, Connection } from '@tablemere/contracts';
 import type { FastifyInstance } from 'fastify';
 import type { RouteDeps } from '../../deps.ts';
 import { intakePlacement } from '../../domain/intake/stores.ts';
-import { rejectsRecipe } from '../../domain/rejects-recipe.ts';
+import { rejectsRecipe } from '../../domain/sinks/rejects-recipe.ts';
 import { openDefaultWarehouse, openWarehouse } from '../../domain/warehouses.ts';
 import { principalOf } from '../../http/auth.ts';
 import { parse } from '../../http/parse.ts';

@@ -1,6 +1,7 @@
-import { BatchParams, BatchStatus } from '@tablemere/contracts';
+import { BatchParams, BatchStatus, REPLAY_WINDOW_DAYS } from '@tablemere/contracts';
 import type { FastifyInstance } from 'fastify';
-import { batchStatus, findSink } from '../../domain/sinks.ts';
+import { batchStatus } from '../../domain/intake/batch-status.ts';
+import { findSink } from '../../domain/sinks/list.ts';
 import { principalOf } from '../../http/auth.ts';
 import { parse } from '../../http/parse.ts';
 import type { SinkRouteDeps } from './context.ts';
@@ -11,7 +12,7 @@ export function getBatch(app: FastifyInstance, deps: SinkRouteDeps): void {
     config: {
       openapi: {
         id: 'getBatch', tag: 'sinks', summary: 'Did a batch land?',
-        description: '`pending` (stored, waiting for a roll), `committed` (in the table: `snapshot_id`), `rejected` (rolled, every row refused), `discarded` (the sink was deleted first), `unknown` (never accepted, still being stored, or pruned 7 days after its roll: send it again under the same id).',
+        description: `\`pending\` (stored, waiting for a roll), \`committed\` (in the table: \`snapshot_id\`), \`rejected\` (rolled, every row refused), \`discarded\` (the sink was deleted first), \`unknown\` (never accepted, still being stored, or pruned ${REPLAY_WINDOW_DAYS} days after its roll: send it again under the same id).`,
         params: BatchParams,
         paramDescriptions: { sink: "The sink's id or name", batch_id: 'The Idempotency-Key the batch was sent with' },
         answers: { 200: { description: "The batch's state", schema: BatchStatus } },
@@ -21,6 +22,6 @@ export function getBatch(app: FastifyInstance, deps: SinkRouteDeps): void {
   }, async (request): Promise<BatchStatus> => {
     const params = parse(BatchParams, request.params, 'params');
     const sink = await findSink(deps.pool, principalOf(request).projectId, params.sink);
-    return batchStatus(deps.pool, sink, params.batch_id);
+    return batchStatus(deps.pool, sink.id, params.batch_id);
   });
 }

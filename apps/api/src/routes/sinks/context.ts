@@ -4,7 +4,7 @@ import type { BacklogGauge } from '../../domain/intake/backlog.ts';
 import type { InFlight } from '../../domain/intake/in-flight.ts';
 import type { BodyPool } from '../../http/body-pool.ts';
 import type { SegmentWriter } from '../../domain/intake/segments.ts';
-import type { SendKeyCache } from '../../domain/send-keys.ts';
+import type { SendKeyCache } from '../../domain/sinks/send-keys.ts';
 
 /** What the sink routes share: the app's deps, the intake store, the backlog gauge, the send keys and the ledger's group writers. */
 export interface SinkRouteDeps extends RouteDeps {

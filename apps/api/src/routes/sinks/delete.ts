@@ -1,6 +1,6 @@
 import { SinkParams, DeletedSink } from '@tablemere/contracts';
 import type { FastifyInstance } from 'fastify';
-import { deleteSink as deleteSinkRow } from '../../domain/sinks.ts';
+import { deleteSink as deleteSinkRow } from '../../domain/sinks/delete.ts';
 import { principalOf } from '../../http/auth.ts';
 import { parse } from '../../http/parse.ts';
 import type { SinkRouteDeps } from './context.ts';

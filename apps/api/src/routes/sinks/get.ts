@@ -1,6 +1,7 @@
 import { SinkParams, Sink } from '@tablemere/contracts';
 import type { FastifyInstance } from 'fastify';
-import { describeSinks, findSink } from '../../domain/sinks.ts';
+import { findSink } from '../../domain/sinks/list.ts';
+import { describeSinks } from '../../domain/sinks/view.ts';
 import { principalOf } from '../../http/auth.ts';
 import { parse } from '../../http/parse.ts';
 import type { SinkRouteDeps } from './context.ts';

@@ -8,7 +8,7 @@ import { InFlight } from '../../domain/intake/in-flight.ts';
 import { IntakeStores } from '../../domain/intake/stores.ts';
 import { SegmentWriter } from '../../domain/intake/segments.ts';
 import { LedgerWrites } from '../../domain/intake/writes.ts';
-import { SendKeyCache } from '../../domain/send-keys.ts';
+import { SendKeyCache } from '../../domain/sinks/send-keys.ts';
 import { apiKeyScope } from '../../http/auth.ts';
 import { BodyPool } from '../../http/body-pool.ts';
 import { statusRoutes } from '../status/index.ts';

@@ -1,6 +1,6 @@
 import { SinkListQuery, SinkList } from '@tablemere/contracts';
 import type { FastifyInstance } from 'fastify';
-import { listSinks as listSinkRows } from '../../domain/sinks.ts';
+import { listSinks as listSinkRows } from '../../domain/sinks/list.ts';
 import { openWarehouse } from '../../domain/warehouses.ts';
 import { principalOf } from '../../http/auth.ts';
 import { parse } from '../../http/parse.ts';

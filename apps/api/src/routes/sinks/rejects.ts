@@ -1,7 +1,7 @@
 import { RejectsQuery, SinkParams, RejectsPage } from '@tablemere/contracts';
 import type { FastifyInstance } from 'fastify';
-import { rejectsPage } from '../../domain/sink-peek.ts';
-import { findSink } from '../../domain/sinks.ts';
+import { findSink } from '../../domain/sinks/list.ts';
+import { rejectsPage } from '../../domain/sinks/peek.ts';
 import { principalOf } from '../../http/auth.ts';
 import { parse } from '../../http/parse.ts';
 import type { SinkRouteDeps } from './context.ts';
@@ -15,7 +15,7 @@ export function getSinkRejects(app: FastifyInstance, deps: SinkRouteDeps): void 
     config: {
       openapi: {
         id: 'getSinkRejects', tag: 'sinks', summary: "A page of the rows the sink's rolls rejected",
-        description: 'Read from its rejects files (kept 7 days), in batch id and line order; `next_cursor` continues (null on the last page).',
+        description: 'Read from its rejects files, kept for the rejects retention of the roller (its setting `TABLEMERE_ROLLER_REJECTS_RETENTION_SECONDS`, or that setting\'s default in the roller), in batch id and line order; `next_cursor` continues (null on the last page).',
         params: SinkParams,
         query: RejectsQuery,
         paramDescriptions: { sink: "The sink's id or name", since: 'Files written at or after this time', limit: 'Rows per page', cursor: 'The `next_cursor` of the page before' },

@@ -9,7 +9,7 @@ import {
 } from '@tablemere/contracts';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { rotateSendKey as rotate } from '../../domain/key-rotation.ts';
+import { rotateSendKey as rotate } from '../../domain/sinks/rotation.ts';
 import { invalidRequest } from '../../errors.ts';
 import { principalOf } from '../../http/auth.ts';
 import { parse } from '../../http/parse.ts';

@@ -1,7 +1,7 @@
 import { PendingQuery, SinkParams, PendingRows } from '@tablemere/contracts';
 import type { FastifyInstance } from 'fastify';
-import { pendingRows } from '../../domain/sink-peek.ts';
-import { findSink } from '../../domain/sinks.ts';
+import { findSink } from '../../domain/sinks/list.ts';
+import { pendingRows } from '../../domain/sinks/peek.ts';
 import { principalOf } from '../../http/auth.ts';
 import { parse } from '../../http/parse.ts';
 import type { SinkRouteDeps } from './context.ts';

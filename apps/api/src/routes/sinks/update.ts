@@ -8,7 +8,7 @@ import {
   UpdateSinkRequest,
 } from '@tablemere/contracts';
 import type { FastifyInstance } from 'fastify';
-import { updateSink as update } from '../../domain/sink-settings.ts';
+import { updateSink as update } from '../../domain/sinks/settings.ts';
 import { principalOf } from '../../http/auth.ts';
 import { parse } from '../../http/parse.ts';
 import type { SinkRouteDeps } from './context.ts';

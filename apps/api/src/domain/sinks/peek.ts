@@ -4,7 +4,7 @@ import type { PendingQuery, RejectsQuery } from '@tablemere/contracts';
 import { type Queryable, query, queryOne } from '@tablemere/db';
 import { BATCH_SUFFIX, type ObjectStore, StoreError, batchKey, decodeSegment, isStoreError, rejectsPrefix, segmentKey } from '@tablemere/store';
 import type { FastifyBaseLogger } from 'fastify';
-import { apiError, RETRY_AFTER_SECONDS } from '../errors.ts';
+import { apiError, RETRY_AFTER_SECONDS } from '../../errors.ts';
 
 /**
  * Read-only views into a sink's intake (`sink rejects`, `sink tail`): rows are read line by

@@ -1,7 +1,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { SEND_KEY_PATTERN } from '@tablemere/contracts';
 import { queryOne, type Queryable } from '@tablemere/db';
-import { apiError, type ApiError } from '../errors.ts';
+import { apiError, type ApiError } from '../../errors.ts';
 
 /**
  * Send keys: `al_send_<the sink id's 12 hex>_<32 random bytes, base64url>`. The sink row

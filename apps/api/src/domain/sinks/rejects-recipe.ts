@@ -1,7 +1,7 @@
 import type { SinkRejectsRecipe } from '@tablemere/contracts';
-import { INTAKE_ROOT } from '@tablemere/store';
-import type { IntakePlacement } from './intake/stores.ts';
-import type { WarehouseAccess } from './warehouses.ts';
+import { rejectsPrefix } from '@tablemere/store';
+import type { IntakePlacement } from '../intake/stores.ts';
+import type { WarehouseAccess } from '../warehouses.ts';
 
 /** Stands for the sink's id in the recipe: the reader fills it in. */
 const SINK_ID = '{sink_id}';
@@ -20,7 +20,8 @@ const DUCKDB_COLUMNS =
  * snippets of GET /v1/connection; credentials stay placeholders.
  */
 export function rejectsRecipe(warehouse: Pick<WarehouseAccess, 's3'>, placement: IntakePlacement): SinkRejectsRecipe {
-  const folder = `${placement.bucket}/${INTAKE_ROOT}${SINK_ID}/rejects`;
+  // pyarrow's FileSelector takes the folder without its closing slash.
+  const folder = `${placement.bucket}/${rejectsPrefix(SINK_ID).replace(/\/$/, '')}`;
   const location = `s3://${folder}/*.ndjson`;
   const endpoint = new URL(warehouse.s3.endpoint);
   const python = [

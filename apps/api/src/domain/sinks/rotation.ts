@@ -1,10 +1,11 @@
 import type { RotatedSendKey, RotateSendKeyOptions } from '@tablemere/contracts';
 import { query, queryOne, transaction, type Pool, type Queryable } from '@tablemere/db';
-import { apiError } from '../errors.ts';
-import { recordAudit } from './audit.ts';
-import type { Principal } from './principal.ts';
+import { apiError } from '../../errors.ts';
+import { recordAudit } from '../audit.ts';
+import type { Principal } from '../principal.ts';
+import { findSink } from './list.ts';
 import { generateSendKey, sendKeyDigest } from './send-keys.ts';
-import { describeSinks, findSink, type SinkViewContext } from './sinks.ts';
+import { describeSinks, type SinkViewContext } from './view.ts';
 
 /**
  * Send key rotation: a new key, and the old one kept (as its digest) beside it until the

@@ -12,7 +12,7 @@ import {
   type Schema,
   type TableMetadata,
 } from '@tablemere/iceberg';
-import { apiError } from '../errors.ts';
+import { apiError } from '../../errors.ts';
 
 /** The column every sink's first roll adds; a partition may use it before it exists. */
 const INGEST_TS = '__ingest_ts';

@@ -1,9 +1,10 @@
 import type { Sink, UpdateSinkRequest } from '@tablemere/contracts';
 import { query, queryOne, transaction, type Pool } from '@tablemere/db';
-import { apiError } from '../errors.ts';
-import { recordAudit } from './audit.ts';
-import type { Principal } from './principal.ts';
-import { describeSinks, findSink, SINK_COLUMNS, SINK_FROM, type SinkRow, type SinkViewContext } from './sinks.ts';
+import { apiError } from '../../errors.ts';
+import { recordAudit } from '../audit.ts';
+import type { Principal } from '../principal.ts';
+import { findSink } from './list.ts';
+import { describeSinks, SINK_COLUMNS, SINK_FROM, type SinkRow, type SinkViewContext } from './view.ts';
 
 /**
  * Each changeable setting's column on `sinks`: the PATCH body's fields, one line each. A

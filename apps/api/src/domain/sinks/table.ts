@@ -10,12 +10,12 @@ import {
   type SinkTableRequest,
 } from '@tablemere/contracts';
 import { isIcebergError, type RestCatalog } from '@tablemere/iceberg';
-import { apiError, ApiError, toApiError } from '../errors.ts';
-import { recordAudit } from './audit.ts';
-import type { Principal } from './principal.ts';
-import { createSink, type CreateSinkDeps } from './sinks.ts';
-import { columnFields, createCatalogTable, describeTable } from './tables.ts';
-import { openWarehouse } from './warehouses.ts';
+import { apiError, ApiError, toApiError } from '../../errors.ts';
+import { recordAudit } from '../audit.ts';
+import type { Principal } from '../principal.ts';
+import { columnFields, createCatalogTable, describeTable } from '../tables.ts';
+import { openWarehouse } from '../warehouses.ts';
+import { createSink, type CreateSinkDeps } from './create.ts';
 
 /**
  * POST /v1/sinks with `create_table`: the table, then the sink, in one request. The table is
@@ -48,7 +48,7 @@ export async function createSinkWithTable(
     });
   try {
     await audit('table.create', { columns: fields.length, inferred, for_sink: request.name });
-    const sink = await createSink(deps, principal, request, { metadata: made.metadata, auditDetails: { request_id: requestId, table_created: true } });
+    const sink = await createSink(deps, principal, request, { warehouse, metadata: made.metadata, auditDetails: { request_id: requestId, table_created: true } });
     return { ...sink, created_table: { ...describeTable(warehouse.name, namespace, name, made.metadata), inferred } };
   } catch (error) {
     const undone = await dropIfUntouched(catalog, namespace, name, tableUuid, made.namespaceCreated);

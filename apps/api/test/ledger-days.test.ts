@@ -6,10 +6,9 @@ import { createDatabase, createPool, defaultMigrationsDir, dropDatabase, endPool
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stackWarehouse } from '../../../tests/support/stack.ts';
 import { bootstrap } from '../src/bootstrap.ts';
-import { advanceLedgerDay } from '../src/domain/intake/ledger-days.ts';
+import { advanceLedgerDay, pruneLedger } from '../src/domain/intake/ledger-days.ts';
 import { ledgerEntry, storedAnswer, type AnswerColumns } from '../src/domain/intake/ledger.ts';
 import { LedgerWrites, type ClaimRequest } from '../src/domain/intake/writes.ts';
-import { pruneLedger } from '../src/domain/maintenance.ts';
 import { dropNamespace, suffix } from './support/harness.ts';
 import { insertBatches, insertSink, startInternalTestApi, type InternalTestApi } from './support/internal-harness.ts';
 import { createSink, createTable, send } from './support/sinks.ts';

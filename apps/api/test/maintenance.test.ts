@@ -1,6 +1,8 @@
 import { query } from '@tablemere/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Maintenance, maintenanceTasks, pruneRolls, pruneUpkeeps, type MaintenanceTask } from '../src/domain/maintenance.ts';
+import { Maintenance, maintenanceTasks, type MaintenanceTask } from '../src/domain/maintenance.ts';
+import { pruneRolls } from '../src/domain/rolls/intents.ts';
+import { pruneUpkeeps } from '../src/domain/rolls/upkeep-report.ts';
 import { SecretBox } from '../src/domain/secrets.ts';
 import { insertSink, startInternalTestApi, type InternalTestApi } from './support/internal-harness.ts';
 

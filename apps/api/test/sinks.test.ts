@@ -6,7 +6,7 @@ import type { RestCatalog } from '@tablemere/iceberg';
 import { batchKey, ObjectStore, rejectsKey } from '@tablemere/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey } from '../src/domain/api-keys.ts';
-import { pruneLedger } from '../src/domain/maintenance.ts';
+import { pruneLedger } from '../src/domain/intake/ledger-days.ts';
 import { call, dropNamespace, stackS3, startTestApi, suffix, type TestApi } from './support/harness.ts';
 import { createSink, createTable, newBatchId, otherApp, send } from './support/sinks.ts';
 import { stackCatalog } from '../../../tests/support/stack.ts';

@@ -1,34 +1,12 @@
-import type { Pool, Queryable } from '@tablemere/db';
+import type { Pool } from '@tablemere/db';
 import { query, queryOne } from '@tablemere/db';
 import type { FastifyBaseLogger } from 'fastify';
-import { advanceLedgerDay, pruneLedgerDays, type LedgerPrune } from './intake/ledger-days.ts';
-import { retireEndedKeys } from './sinks/rotation.ts';
+import { pruneLedger } from './intake/ledger-days.ts';
 import { sweepStorage } from './meter.ts';
+import { pruneRolls } from './rolls/intents.ts';
+import { pruneUpkeeps } from './rolls/upkeep-report.ts';
 import type { SecretBox } from './secrets.ts';
-
-/** Settled ledger rows (and closed rolls, and upkeep runs) are kept this long: the intake's replay window. */
-export const LEDGER_RETENTION_DAYS = 7;
-
-/**
- * The ledger's daily upkeep: the coming days' partitions, new claims moved to today, and the
- * days past the replay window pruned (intake/ledger-days.ts).
- */
-export async function pruneLedger(pool: Pool, days = LEDGER_RETENTION_DAYS): Promise<LedgerPrune & { day: string }> {
-  const day = await advanceLedgerDay(pool);
-  return { day, ...(await pruneLedgerDays(pool, days)) };
-}
-
-/** Deletes rolls closed more than `days` ago; open intents stay until a report closes them. */
-export async function pruneRolls(db: Queryable, days = LEDGER_RETENTION_DAYS): Promise<number> {
-  const rows = await query(db, `DELETE FROM sink_rolls WHERE state <> 'open' AND closed_at < now() - make_interval(days => $1) RETURNING 1`, [days]);
-  return rows.length;
-}
-
-/** Deletes upkeep runs recorded more than `days` ago; each sink keeps its newest in last_upkeep. */
-export async function pruneUpkeeps(db: Queryable, days = LEDGER_RETENTION_DAYS): Promise<number> {
-  const rows = await query(db, 'DELETE FROM sink_upkeeps WHERE created_at < now() - make_interval(days => $1) RETURNING 1', [days]);
-  return rows.length;
-}
+import { retireEndedKeys } from './sinks/rotation.ts';
 
 export interface MaintenanceTask {
   name: string;

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
+import { SEND_BODY_LIMIT } from '@tablemere/contracts';
 import { describe, expect, it } from 'vitest';
-import { type Batch, MAX_BATCH_BYTES, batchId, checkBatchId, maxRowBytes, packBatches } from './batches.ts';
+import { type Batch, batchId, checkBatchId, maxRowBytes, packBatches } from './batches.ts';
 import { CliError } from './errors.ts';
 import { scanRows } from './json-input.ts';
 
@@ -8,7 +9,7 @@ async function* bytesOf(text: Buffer, chunk = 64 * 1024): AsyncGenerator<Buffer>
   for (let i = 0; i < text.length; i += chunk) yield text.subarray(i, i + chunk);
 }
 
-async function pack(input: Buffer, maxBatchBytes = MAX_BATCH_BYTES, given?: string): Promise<Batch[]> {
+async function pack(input: Buffer, maxBatchBytes = SEND_BODY_LIMIT, given?: string): Promise<Batch[]> {
   const rows = scanRows(bytesOf(input), { maxRowBytes: maxRowBytes(maxBatchBytes), source: 'in' });
   const out: Batch[] = [];
   for await (const batch of packBatches(rows, { maxBatchBytes, ...(given ? { batchId: given } : {}) })) out.push(batch);
@@ -22,9 +23,9 @@ describe('packBatches', () => {
   it('fills a batch to exactly 16 MiB and starts the next with one more byte', async () => {
     // Two rows plus brackets and a comma: 2 + a + 1 + b = 16 MiB exactly.
     const a = 8 * 1024 * 1024;
-    const b = MAX_BATCH_BYTES - 3 - a;
+    const b = SEND_BODY_LIMIT - 3 - a;
     const exact = await pack(Buffer.from(`${row(a)}\n${row(b)}\n`));
-    expect(exact.map((batch) => [batch.body.length, batch.rows])).toEqual([[MAX_BATCH_BYTES, 2]]);
+    expect(exact.map((batch) => [batch.body.length, batch.rows])).toEqual([[SEND_BODY_LIMIT, 2]]);
     JSON.parse(exact[0]!.body.toString());
 
     const over = await pack(Buffer.from(`${row(a)}\n${row(b + 1)}\n`));
@@ -35,10 +36,10 @@ describe('packBatches', () => {
   });
 
   it('takes a single row of 16 MiB minus the brackets, and refuses one byte more with a clear reason', async () => {
-    const largest = await pack(Buffer.from(`[${row(MAX_BATCH_BYTES - 2)}]`));
-    expect(largest.map((batch) => batch.body.length)).toEqual([MAX_BATCH_BYTES]);
+    const largest = await pack(Buffer.from(`[${row(SEND_BODY_LIMIT - 2)}]`));
+    expect(largest.map((batch) => batch.body.length)).toEqual([SEND_BODY_LIMIT]);
 
-    const error = await pack(Buffer.from(`{"x":1}\n${row(MAX_BATCH_BYTES - 1)}\n`)).then(
+    const error = await pack(Buffer.from(`{"x":1}\n${row(SEND_BODY_LIMIT - 1)}\n`)).then(
       () => undefined,
       (e: unknown) => e,
     );
@@ -73,7 +74,7 @@ describe('packBatches', () => {
   });
 
   it('--batch-id ID names a send that is one batch exactly ID', async () => {
-    const one = await pack(Buffer.from('{"x":1}\n{"x":2}\n'), MAX_BATCH_BYTES, 'run-7');
+    const one = await pack(Buffer.from('{"x":1}\n{"x":2}\n'), SEND_BODY_LIMIT, 'run-7');
     expect(one.map((batch) => batch.id)).toEqual(['run-7']);
   });
 

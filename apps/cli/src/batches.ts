@@ -1,9 +1,7 @@
 import { createHash } from 'node:crypto';
+import { SEND_BODY_LIMIT } from '@tablemere/contracts';
 import { usageError } from './errors.ts';
 import type { InputRow } from './json-input.ts';
-
-/** The send route's limit on one request body: 16 MiB, counted in bytes. */
-export const MAX_BATCH_BYTES = 16 * 1024 * 1024;
 
 /** `[` and `]` around every batch. */
 const BRACKETS = 2;
@@ -55,7 +53,7 @@ export function batchId(body: Buffer, part: number, given?: string): string {
 }
 
 export interface PackOptions {
-  /** Default MAX_BATCH_BYTES; smaller in tests. */
+  /** Default SEND_BODY_LIMIT, the send route's limit on one body; smaller in tests. */
   readonly maxBatchBytes?: number;
   /** `--batch-id`: the first batch's id, and the stem of the others'. */
   readonly batchId?: string;
@@ -66,7 +64,7 @@ export interface PackOptions {
  * batch closes when the next row would not fit). Holds one batch's rows at a time.
  */
 export async function* packBatches(rows: AsyncIterable<InputRow>, options: PackOptions = {}): AsyncGenerator<Batch> {
-  const limit = options.maxBatchBytes ?? MAX_BATCH_BYTES;
+  const limit = options.maxBatchBytes ?? SEND_BODY_LIMIT;
   let held: Buffer[] = [];
   let size = BRACKETS;
   let firstRow = 0;

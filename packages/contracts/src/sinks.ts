@@ -38,6 +38,15 @@ export const BatchId = z.string().regex(IDEMPOTENCY_KEY_PATTERN, 'a batch id is 
 /** Largest body the send route takes: 16 MiB. */
 export const SEND_BODY_LIMIT = 16 * 1024 * 1024;
 
+/** How deep a send body's elements may nest objects and arrays: every reader of the stored NDJSON must be able to parse a line. */
+export const SEND_NESTING_LIMIT = 512;
+
+/**
+ * How long a settled batch's ledger row is kept, in days: while it is, its Idempotency-Key
+ * answers as a replay; after it, the same id is a new batch.
+ */
+export const REPLAY_WINDOW_DAYS = 7;
+
 /** Roll policy bounds and defaults. */
 export const ROLL_SECONDS_DEFAULT = 300;
 export const ROLL_SECONDS_MIN = 60;

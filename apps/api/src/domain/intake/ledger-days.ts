@@ -1,3 +1,4 @@
+import { REPLAY_WINDOW_DAYS } from '@tablemere/contracts';
 import { isPgError, query, queryOne, transaction, type Pool, type PoolClient } from '@tablemere/db';
 
 /**
@@ -7,9 +8,6 @@ import { isPgError, query, queryOne, transaction, type Pool, type PoolClient } f
  * still holding a batch that waits (a stalled sink) is kept, and only its old settled rows
  * are deleted, as the whole ledger's were before it was partitioned.
  */
-
-/** Settled ledger rows (and closed rolls, and upkeep runs) are kept this long: the intake's replay window. */
-export const LEDGER_RETENTION_DAYS = 7;
 
 /** Partitions exist this many days ahead of today, so a late maintenance run never finds a day missing. */
 const DAYS_AHEAD = 2;
@@ -114,7 +112,7 @@ export async function pruneLedgerDays(pool: Pool, windowDays: number): Promise<L
 }
 
 /** The ledger's daily upkeep: the coming days' partitions, new claims moved to today, and the days past the replay window pruned. */
-export async function pruneLedger(pool: Pool, days = LEDGER_RETENTION_DAYS): Promise<LedgerPrune & { day: string }> {
+export async function pruneLedger(pool: Pool, days = REPLAY_WINDOW_DAYS): Promise<LedgerPrune & { day: string }> {
   const day = await advanceLedgerDay(pool);
   return { day, ...(await pruneLedgerDays(pool, days)) };
 }

@@ -1,8 +1,9 @@
 import { isUtf8 } from 'node:buffer';
+import { SEND_NESTING_LIMIT } from '@tablemere/contracts';
 import { describe, expect, it } from 'vitest';
 import { mulberry32 } from '../../../../../tests/support/random.ts';
 import { bindNativeScan, jsonCheckImplementation, NATIVE_SCAN_LIBRARY, nativeScanArray } from './native-scan.ts';
-import { MAX_NESTING, scanBatch, scanBatchInJs } from './scan.ts';
+import { scanBatch, scanBatchInJs } from './scan.ts';
 
 const pick = <T>(next: () => number, items: readonly T[]): T => items[Math.floor(next() * items.length)]!;
 const BLANKS = ['', '', '', ' ', '\n', '\r\n', '\t', '  \n  '];
@@ -133,8 +134,8 @@ describe('the C check of array bodies', () => {
   it('agrees at the nesting limit, on empty and odd bodies, and past the reasons limit', () => {
     const nested = (levels: number) => `[{"a":${'['.repeat(levels - 1)}${']'.repeat(levels - 1)}}]`;
     const bodies = [
-      nested(MAX_NESTING),
-      nested(MAX_NESTING + 1),
+      nested(SEND_NESTING_LIMIT),
+      nested(SEND_NESTING_LIMIT + 1),
       '[]',
       ' [ ] ',
       '',

@@ -1,6 +1,7 @@
 import { randomInt } from 'node:crypto';
+import { SEND_NESTING_LIMIT } from '@tablemere/contracts';
 import { describe, expect, it } from 'vitest';
-import { MAX_NESTING, scanBatch, scanNdjson, type ScanOutcome } from './scan.ts';
+import { scanBatch, scanNdjson, type ScanOutcome } from './scan.ts';
 
 const scan = (text: string | Buffer, limit = 1000): ScanOutcome => scanBatch(Buffer.isBuffer(text) ? Buffer.from(text) : Buffer.from(text, 'utf8'), limit);
 
@@ -111,10 +112,10 @@ describe('scanBatch', () => {
     expect(scan(body)).toMatchObject({ ok: false, error: { kind: 'invalid_json', detail: 'the body is not UTF-8' } });
   });
 
-  it(`takes nesting up to ${MAX_NESTING} levels and refuses deeper`, () => {
+  it(`takes nesting up to ${SEND_NESTING_LIMIT} levels and refuses deeper`, () => {
     const nested = (depth: number) => `[${'{"a":'.repeat(depth - 1)}{}${'}'.repeat(depth - 1)}]`;
-    expect(scan(nested(MAX_NESTING))).toMatchObject({ ok: true, batch: { objects: 1 } });
-    expect(scan(nested(MAX_NESTING + 1))).toMatchObject({ ok: false, error: { kind: 'invalid_json', detail: expect.stringMatching(/nesting/) } });
+    expect(scan(nested(SEND_NESTING_LIMIT))).toMatchObject({ ok: true, batch: { objects: 1 } });
+    expect(scan(nested(SEND_NESTING_LIMIT + 1))).toMatchObject({ ok: false, error: { kind: 'invalid_json', detail: expect.stringMatching(/nesting/) } });
   });
 
   it('agrees with JSON.parse on random documents and their mutations', () => {
@@ -177,7 +178,7 @@ describe('scanNdjson', () => {
     expect(ndjson('{"x":1}\n{"x":2} {"x":3}\n')).toMatchObject({ ok: false, error: { line: 2, detail: expect.stringMatching(/after the value/) } });
     expect(ndjson('{"x":1}\n{"x":\n2}\n')).toMatchObject({ ok: false, error: { line: 2, offset: 13, detail: expect.stringMatching(/end of its line/) } });
     expect(ndjson('{"x":1}\n{"x":1\n{"x":2}\n')).toMatchObject({ ok: false, error: { line: 2, detail: expect.stringMatching(/end of its line/) } });
-    expect(ndjson(`{}\n${'['.repeat(MAX_NESTING + 1)}${']'.repeat(MAX_NESTING + 1)}`)).toMatchObject({ ok: false, error: { line: 2, detail: expect.stringMatching(/nesting/) } });
+    expect(ndjson(`{}\n${'['.repeat(SEND_NESTING_LIMIT + 1)}${']'.repeat(SEND_NESTING_LIMIT + 1)}`)).toMatchObject({ ok: false, error: { line: 2, detail: expect.stringMatching(/nesting/) } });
     expect(scanNdjson(Buffer.from([0x7b, 0x7d, 0x0a, 0xff]), 10)).toMatchObject({ ok: false, error: { kind: 'invalid_json', detail: 'the body is not UTF-8' } });
   });
 });

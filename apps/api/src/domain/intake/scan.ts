@@ -1,4 +1,5 @@
 import { isUtf8 } from 'node:buffer';
+import { SEND_NESTING_LIMIT } from '@tablemere/contracts';
 import { nativeScanArray } from './native-scan.ts';
 
 /**
@@ -11,11 +12,8 @@ import { nativeScanArray } from './native-scan.ts';
  * body costs 16 MiB.
  */
 
-/** Nesting deeper than this is refused: every reader of the NDJSON must be able to parse a line. */
-export const MAX_NESTING = 512;
-
 export type ScanErrorKind =
-  /** Not JSON: a syntax error, bytes that are not UTF-8, or nesting past MAX_NESTING. */
+  /** Not JSON: a syntax error, bytes that are not UTF-8, or nesting past SEND_NESTING_LIMIT. */
   | 'invalid_json'
   /** Valid JSON, but not an array. */
   | 'not_an_array';
@@ -180,7 +178,7 @@ function scanValue(b: Buffer, p: number, stack: Uint8Array): number {
     } else if (key) {
       throw new SyntaxFault(p, `${describe(b, p)}: expected a key in quotes`);
     } else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
-      if (depth === MAX_NESTING) throw new SyntaxFault(p, `nesting deeper than ${MAX_NESTING} levels`);
+      if (depth === SEND_NESTING_LIMIT) throw new SyntaxFault(p, `nesting deeper than ${SEND_NESTING_LIMIT} levels`);
       stack[depth++] = c;
       p = skipWhitespace(b, p + 1);
       if (b[p] !== (c === OPEN_BRACE ? CLOSE_BRACE : CLOSE_BRACKET)) {
@@ -263,7 +261,7 @@ const NOT_UTF8: ScanOutcome = { ok: false, error: { kind: 'invalid_json', offset
 
 /** The JavaScript check of a body already known to be UTF-8. */
 function scanUtf8Array(body: Buffer, reasonsLimit: number): ScanOutcome {
-  const stack = new Uint8Array(MAX_NESTING);
+  const stack = new Uint8Array(SEND_NESTING_LIMIT);
   try {
     let p = skipWhitespace(body, 0);
     if (body[p] !== OPEN_BRACKET) {
@@ -340,7 +338,7 @@ function lineBreaks(b: Buffer, from: number, to: number): number {
  */
 export function scanNdjson(body: Buffer, reasonsLimit: number): ScanOutcome {
   if (!isUtf8(body)) return { ok: false, error: { kind: 'invalid_json', offset: 0, line: 1, detail: 'the body is not UTF-8' } };
-  const stack = new Uint8Array(MAX_NESTING);
+  const stack = new Uint8Array(SEND_NESTING_LIMIT);
   let line = 1;
   let lineStart = 0;
   let write = 0;

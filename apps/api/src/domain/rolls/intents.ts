@@ -1,7 +1,6 @@
-import type { RollIntent, RollIntentRequest, RollsQuery } from '@tablemere/contracts';
+import { REPLAY_WINDOW_DAYS, type RollIntent, type RollIntentRequest, type RollsQuery } from '@tablemere/contracts';
 import { query, queryOne, transaction, type Pool, type Queryable } from '@tablemere/db';
 import { apiError } from '../../errors.ts';
-import { LEDGER_RETENTION_DAYS } from '../intake/ledger-days.ts';
 import { requireLease, requireLiveSink } from './leases.ts';
 
 export interface RollRow {
@@ -78,7 +77,7 @@ export async function listRolls(db: Queryable, sinkId: string, options: RollsQue
 }
 
 /** Deletes rolls closed more than `days` ago; open intents stay until a report closes them. */
-export async function pruneRolls(db: Queryable, days = LEDGER_RETENTION_DAYS): Promise<number> {
+export async function pruneRolls(db: Queryable, days = REPLAY_WINDOW_DAYS): Promise<number> {
   const rows = await query(db, `DELETE FROM sink_rolls WHERE state <> 'open' AND closed_at < now() - make_interval(days => $1) RETURNING 1`, [days]);
   return rows.length;
 }

@@ -1,8 +1,7 @@
-import type { SinkUpkeepRun, UpkeepReport, UpkeepReportResult } from '@tablemere/contracts';
+import { REPLAY_WINDOW_DAYS, type SinkUpkeepRun, type UpkeepReport, type UpkeepReportResult } from '@tablemere/contracts';
 import { query, queryOne, type Pool, type Queryable } from '@tablemere/db';
 import { apiError } from '../../errors.ts';
 import { recordAudit } from '../audit.ts';
-import { LEDGER_RETENTION_DAYS } from '../intake/ledger-days.ts';
 import { receivedText } from '../intake/ledger.ts';
 import { millisText, recordReport } from './reports.ts';
 
@@ -83,7 +82,7 @@ export async function reportUpkeep(pool: Pool, sinkId: string, report: UpkeepRep
 }
 
 /** Deletes upkeep runs recorded more than `days` ago; each sink keeps its newest in last_upkeep. */
-export async function pruneUpkeeps(db: Queryable, days = LEDGER_RETENTION_DAYS): Promise<number> {
+export async function pruneUpkeeps(db: Queryable, days = REPLAY_WINDOW_DAYS): Promise<number> {
   const rows = await query(db, 'DELETE FROM sink_upkeeps WHERE created_at < now() - make_interval(days => $1) RETURNING 1', [days]);
   return rows.length;
 }

@@ -8,13 +8,18 @@ import { promisify } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import {
   BatchParams,
+  BatchStatus,
   CreatedSink,
   CreatedTable,
   IDEMPOTENCY_KEY_PATTERN,
   PendingQuery,
+  PendingRows,
+  RejectsPage,
   RejectsQuery,
+  SinkList,
   SinkListQuery,
   SinkParams,
 } from '@tablemere/contracts';
@@ -24,6 +29,8 @@ import { repoRoot, stackCatalog, stackEnv } from '../../../tests/support/stack.t
 import { duckdbRows, pyicebergRows } from '../../roller/test/support/readers.ts';
 import { ApiClient } from '../src/api-client.ts';
 import { keyFileOf } from '../src/key-file.ts';
+import { SentRows } from '../src/mcp/send-rows.ts';
+import { DescribedSink } from '../src/mcp/server.ts';
 import { startTestApi, type TestApi } from './support/api.ts';
 import { dropNamespace } from './support/catalog.ts';
 import { rollOnce } from './support/roller.ts';
@@ -51,7 +58,11 @@ async function connect(args: string[], env: Record<string, string> = apiEnv()): 
 interface ToolAnswer {
   isError?: boolean;
   content: Array<{ type: string; text?: string }>;
+  structuredContent?: Record<string, unknown>;
 }
+
+/** Each tool's outputSchema as tools/list gives it, read once a client is connected. */
+let outputSchemas: Record<string, object | undefined> = {};
 
 const textOf = (result: ToolAnswer) => result.content.map((block) => block.text ?? '').join('');
 
@@ -69,6 +80,18 @@ async function refused(pending: Promise<unknown>): Promise<{ code: string; messa
 }
 
 const call = (client: Client, name: string, args: Record<string, unknown>) => client.callTool({ name, arguments: args });
+
+/** A tool's answer read from its structuredContent: valid against the tool's listed outputSchema, and the same value as its text. */
+async function structured(client: Client, name: string, args: Record<string, unknown>): Promise<any> {
+  const result = (await call(client, name, args)) as ToolAnswer;
+  const text = await ok(Promise.resolve(result));
+  const schema = outputSchemas[name];
+  expect(schema, name).toBeDefined();
+  const checked = new AjvJsonSchemaValidator().getValidator(schema!)(result.structuredContent);
+  expect({ name, valid: checked.valid, error: checked.errorMessage }).toEqual({ name, valid: true, error: undefined });
+  expect(result.structuredContent).toEqual(text);
+  return result.structuredContent;
+}
 
 beforeAll(async () => {
   api = await startTestApi();
@@ -100,6 +123,7 @@ describe('tablemere mcp, driven by the TypeScript SDK client', () => {
   let client: Client;
   beforeAll(async () => {
     client = await connect(['--send-key-file', keyFile]);
+    outputSchemas = Object.fromEntries((await client.listTools()).tools.map((t) => [t.name, t.outputSchema]));
   });
   afterAll(async () => client?.close());
 
@@ -114,6 +138,16 @@ describe('tablemere mcp, driven by the TypeScript SDK client', () => {
     expect(schema('batch_status')).toEqual(fromContract(BatchParams));
     expect(schema('tail_rows')).toEqual(fromContract(SinkParams.extend(PendingQuery.shape)));
     expect(schema('read_rejects')).toEqual(fromContract(SinkParams.extend(RejectsQuery.shape)));
+    // Every answer's outputSchema is its zod contract's JSON Schema, as answered.
+    const answerOf = (contract: z.ZodType) => z.toJSONSchema(contract, { target: 'draft-7', io: 'output' });
+    expect(outputSchemas).toEqual({
+      list_sinks: answerOf(SinkList),
+      describe_sink: answerOf(DescribedSink),
+      batch_status: answerOf(BatchStatus),
+      tail_rows: answerOf(PendingRows),
+      read_rejects: answerOf(RejectsPage),
+      send_rows: answerOf(SentRows),
+    });
     expect(schema('send_rows')).toMatchObject({
       type: 'object',
       required: ['rows'],
@@ -123,7 +157,7 @@ describe('tablemere mcp, driven by the TypeScript SDK client', () => {
   });
 
   it('describes a sink: the schema the roll checks rows against, the policy, lag, last roll and rejects', async () => {
-    const described = await ok(call(client, 'describe_sink', { sink: 'events_in' }));
+    const described = await structured(client, 'describe_sink', { sink: 'events_in' });
     expect(described).toMatchObject({
       id: sink.id,
       table: `${namespace}.events`,
@@ -137,22 +171,22 @@ describe('tablemere mcp, driven by the TypeScript SDK client', () => {
       { name: 'x', type: 'long', required: true },
       { name: 'who', type: 'string', required: false },
     ]);
-    const listed = await ok(call(client, 'list_sinks', { warehouse: api.warehouse }));
+    const listed = await structured(client, 'list_sinks', { warehouse: api.warehouse });
     expect(listed.sinks.map((s: { id: string }) => s.id)).toEqual([sink.id]);
   });
 
   it('sends the same call twice: one batch, the second answered as a replay', async () => {
-    const first = await ok(call(client, 'send_rows', { rows }));
+    const first = await structured(client, 'send_rows', { rows });
     expect(first).toMatchObject({ sink_id: sink.id, accepted: 3, rejected: 0, replayed: 0 });
     expect(first.batches).toHaveLength(1);
     batchId = first.batches[0].batch_id;
     expect(batchId).toMatch(/^[0-9a-f]{24}-1$/);
 
-    const again = await ok(call(client, 'send_rows', { rows }));
+    const again = await structured(client, 'send_rows', { rows });
     expect(again).toEqual({ ...first, replayed: 1, batches: [{ ...first.batches[0], replay: true }] });
 
-    expect(await ok(call(client, 'batch_status', { sink: sink.id, batch_id: batchId }))).toMatchObject({ state: 'pending', rows: 3 });
-    const tail = await ok(call(client, 'tail_rows', { sink: 'events_in', limit: 10 }));
+    expect(await structured(client, 'batch_status', { sink: sink.id, batch_id: batchId })).toMatchObject({ state: 'pending', rows: 3 });
+    const tail = await structured(client, 'tail_rows', { sink: 'events_in', limit: 10 });
     expect(tail).toMatchObject({ batches_waiting: 1, rows_waiting: 3, truncated: false });
     expect(tail.rows.map((r: { row: unknown }) => r.row)).toEqual(rows);
   });
@@ -174,7 +208,7 @@ const runPython = promisify(execFile);
 async function pythonClient(args: string[], calls: Array<{ tool: string; arguments: Record<string, unknown> }>) {
   const plan = { command: process.execPath, args: [cliBin, 'mcp', ...args], env: apiEnv(), cwd: outsideDir(), calls };
   const { stdout } = await runPython(python, [path.join(import.meta.dirname, 'support', 'mcp_client.py'), JSON.stringify(plan)], { timeout: 60_000 });
-  return JSON.parse(stdout) as { tools: Record<string, unknown>; calls: Array<{ is_error: boolean; text: string }> };
+  return JSON.parse(stdout) as { tools: Record<string, unknown>; calls: Array<{ is_error: boolean; text: string; structured: unknown }> };
 }
 
 describe('after the roll', () => {
@@ -195,6 +229,8 @@ describe('after the roll', () => {
     const [rejects, send] = answered.calls;
     expect(rejects!.is_error).toBe(false);
     const page = JSON.parse(rejects!.text);
+    // The Python SDK checked the structured copy against the tool's outputSchema on receipt.
+    expect(rejects!.structured).toEqual(page);
     expect(page.rejects).toHaveLength(1);
     expect(page.rejects[0]).toMatchObject({ batch_id: batchId, line: 1, reason: 'unknown_field', field: 'mood', row: rows[2] });
     expect(send!.is_error).toBe(true);
@@ -210,8 +246,9 @@ describe('after the roll', () => {
 
     const client = await connect([]);
     try {
-      expect(await ok(call(client, 'batch_status', { sink: 'events_in', batch_id: batchId }))).toMatchObject({ state: 'committed', rows: 3, rejected_rows: 1 });
-      expect(await ok(call(client, 'describe_sink', { sink: sink.id }))).toMatchObject({ lag: { batches_waiting: 0 }, last_roll: { rows: 2, rejected_rows: 1 }, rejects: { rows_total: 1 } });
+      expect(await structured(client, 'batch_status', { sink: 'events_in', batch_id: batchId })).toMatchObject({ state: 'committed', rows: 3, rejected_rows: 1 });
+      expect((await structured(client, 'read_rejects', { sink: sink.id })).rejects).toMatchObject([{ batch_id: batchId, reason: 'unknown_field', row: rows[2] }]);
+      expect(await structured(client, 'describe_sink', { sink: sink.id })).toMatchObject({ lag: { batches_waiting: 0 }, last_roll: { rows: 2, rejected_rows: 1 }, rejects: { rows_total: 1 } });
     } finally {
       await client.close();
     }

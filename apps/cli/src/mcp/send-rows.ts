@@ -1,4 +1,5 @@
-import { SEND_BODY_LIMIT, type SendResult } from '@tablemere/contracts';
+import { SEND_BODY_LIMIT, SendResult, SinkId } from '@tablemere/contracts';
+import { z } from 'zod';
 import { type Batch, packBatches } from '../batches.ts';
 import { CliError } from '../errors.ts';
 import { plural } from '../human.ts';
@@ -18,26 +19,27 @@ export interface SendRowsInput {
   readonly batch_id?: string | undefined;
 }
 
-export interface SentBatch {
-  readonly batch_id: string;
-  readonly rows: number;
-  readonly body_bytes: number;
-  /** True when the intake already had the batch: it answered the first send's result. */
-  readonly replay: boolean;
-  readonly accepted: number;
-  readonly rejected: number;
-  readonly reasons: SendResult['reasons'];
-  readonly received_at: string;
-}
+const Count = SendResult.shape.accepted;
 
-export interface SentRows {
-  readonly sink_id: string;
-  readonly batches: readonly SentBatch[];
-  readonly accepted: number;
-  readonly rejected: number;
+/** One batch of a send_rows call: the send route's answer to it, with what the call packed. */
+export const SentBatch = SendResult.pick({ batch_id: true, accepted: true, rejected: true, reasons: true, received_at: true }).extend({
+  rows: Count,
+  body_bytes: Count,
+  /** True when the intake already had the batch: it answered the first send's result. */
+  replay: z.boolean(),
+});
+export type SentBatch = z.infer<typeof SentBatch>;
+
+/** send_rows's answer. */
+export const SentRows = z.object({
+  sink_id: SinkId,
+  batches: z.array(SentBatch),
+  accepted: Count,
+  rejected: Count,
   /** Batches the intake had already stored (this call repeated an earlier one). */
-  readonly replayed: number;
-}
+  replayed: Count,
+});
+export type SentRows = z.infer<typeof SentRows>;
 
 export interface SendRowsOptions {
   /** Remarks for the operator (stderr): retries. */

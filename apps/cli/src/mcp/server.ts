@@ -23,7 +23,7 @@ import type { ApiClient } from '../api-client.ts';
 import { sinkSegment } from '../context.ts';
 import { CliError } from '../errors.ts';
 import type { SendTarget } from '../send-client.ts';
-import { sendRows } from './send-rows.ts';
+import { SentRows, sendRows } from './send-rows.ts';
 import { answer, detailOf, refusal } from './tool-results.ts';
 
 /**
@@ -51,7 +51,11 @@ const INSTRUCTIONS =
 
 const readOnly = { readOnlyHint: true, openWorldHint: false } as const;
 
-/** The tools, each input schema the zod contract of the route it calls. */
+/** describe_sink's answer: the sink, and its table's schema (null when the table is gone). */
+export const DescribedSink = Sink.extend({ schema: CreatedTable.shape.schema.nullable() });
+export type DescribedSink = z.infer<typeof DescribedSink>;
+
+/** The tools, each input and output schema the zod contract of the route it calls. */
 function buildMcpServer(setup: McpSetup): McpServer {
   const server = new McpServer({ name: 'tablemere', version: cliPackage.version }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
   const tool = <A>(name: string, run: (args: A) => Promise<unknown>) => async (args: A): Promise<CallToolResult> => {
@@ -77,6 +81,7 @@ function buildMcpServer(setup: McpSetup): McpServer {
         "The project's sinks (an HTTP intake per Iceberg table), each with its table, roll policy, what waits (lag), the last roll and the rejects summary. " +
         'Optional: warehouse (a catalog name), include_deleted and stalled ("true" for deleted sinks too, or only sinks whose rolls fail).',
       inputSchema: SinkListQuery,
+      outputSchema: SinkList,
       annotations: readOnly,
     },
     tool('list_sinks', async (query: z.output<typeof SinkListQuery>) => {
@@ -94,6 +99,7 @@ function buildMcpServer(setup: McpSetup): McpServer {
         'One sink: its table and `schema` (the table\'s current schema, which the roll checks every row against: each field of its type, required fields present, no field the table lacks; `__ingest_ts`, when present, is set by the roll: never send it), ' +
         'the roll policy, lag (what waits), the last roll, the rejects summary and, while rolls fail, `roll_error`. sink: its id (snk_...) or name.',
       inputSchema: SinkParams,
+      outputSchema: DescribedSink,
       annotations: readOnly,
     },
     tool('describe_sink', async ({ sink }: z.output<typeof SinkParams>) => {
@@ -108,6 +114,7 @@ function buildMcpServer(setup: McpSetup): McpServer {
       title: 'Batch status',
       description: 'Whether a batch (by the batch_id send_rows answered) is pending, committed (with its snapshot id), rejected, discarded or unknown.',
       inputSchema: BatchParams,
+      outputSchema: BatchStatus,
       annotations: readOnly,
     },
     tool('batch_status', async ({ sink, batch_id }: z.output<typeof BatchParams>) => (await api().get(`${sinkPath(sink)}/batches/${encodeURIComponent(batch_id)}`, BatchStatus)).body),
@@ -119,6 +126,7 @@ function buildMcpServer(setup: McpSetup): McpServer {
       title: 'Rows waiting for the roll',
       description: 'The newest rows stored and waiting for the next roll (limit: how many, default 20), oldest of them first, read without consuming anything.',
       inputSchema: SinkParams.extend(PendingQuery.shape),
+      outputSchema: PendingRows,
       annotations: readOnly,
     },
     tool('tail_rows', async ({ sink, limit }: z.output<typeof SinkParams> & z.output<typeof PendingQuery>) =>
@@ -134,6 +142,7 @@ function buildMcpServer(setup: McpSetup): McpServer {
         'Rows the rolls rejected, each as it was sent with its reason (e.g. unknown_field, type_mismatch, missing_required, not_an_object), field and message, in pages of up to limit (default 100): pass next_cursor as cursor for the next; since (RFC 3339) keeps rejects written at or after it. ' +
         'Fix the rows and send them again with send_rows.',
       inputSchema: SinkParams.extend(RejectsQuery.shape),
+      outputSchema: RejectsPage,
       annotations: readOnly,
     },
     tool('read_rejects', async ({ sink, since, limit, cursor }: z.output<typeof SinkParams> & z.output<typeof RejectsQuery>) =>
@@ -153,6 +162,7 @@ function buildMcpServer(setup: McpSetup): McpServer {
         rows: SendBatch.describe('the rows: JSON objects, one per table row'),
         batch_id: BatchId.optional().describe('an Idempotency-Key of your own for this call; further batches of a large call are <batch_id>-2, -3, ...'),
       }),
+      outputSchema: SentRows,
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     },
     tool('send_rows', async (input: { rows: Record<string, unknown>[]; batch_id?: string | undefined }) => {
@@ -164,7 +174,7 @@ function buildMcpServer(setup: McpSetup): McpServer {
 }
 
 /** The sink's table schema, or null when the table is gone (the sink is then table_missing). */
-async function tableSchema(api: ApiClient, sink: Sink): Promise<CreatedTable['schema'] | null> {
+async function tableSchema(api: ApiClient, sink: Sink): Promise<DescribedSink['schema']> {
   try {
     return (await api.get(`/v1/warehouses/${encodeURIComponent(sink.warehouse)}/tables/${encodeURIComponent(sink.table)}`, CreatedTable)).value.schema;
   } catch (error) {

@@ -16,9 +16,14 @@ export function toolRefusal(code: string, message: string, kind: CliErrorKind = 
   return new CliError(kind, `${code}: ${message}`, { code, message });
 }
 
-/** A tool's answer: the value as JSON text, every number as the API sent it. */
+/**
+ * A tool's answer, checked by the SDK against the tool's outputSchema: `structuredContent` for
+ * hosts that read it, and the same value as JSON text for those that do not (MCP's advice).
+ * The text has every number as the API sent it; the structured copy is plain JSON, where a
+ * row's number past what a double holds exactly is rounded.
+ */
 export function answer(value: unknown): CallToolResult {
-  return { content: [{ type: 'text', text: exactJson(value, 2) }] };
+  return { content: [{ type: 'text', text: exactJson(value, 2) }], structuredContent: JSON.parse(exactJson(value)) as Record<string, unknown> };
 }
 
 /**

@@ -1,6 +1,6 @@
 """Drives `tablemere mcp` with the Python MCP SDK (PyPI `mcp`): starts the server as a child
 process over stdio, lists its tools, makes the calls given, and prints one JSON object on stdout:
-{"tools": {name: input_schema}, "calls": [{"is_error": bool, "text": str}]}.
+{"tools": {name: input_schema}, "calls": [{"is_error": bool, "text": str, "structured": dict or null}]}.
 
 usage: mcp_client.py '<json: {"command", "args", "env", "cwd", "calls": [{"tool", "arguments"}]}>'
 """
@@ -19,7 +19,7 @@ async def main(plan):
         calls = []
         for call in plan["calls"]:
             result = await session.call_tool(call["tool"], call["arguments"])
-            calls.append({"is_error": bool(result.is_error), "text": "".join(block.text for block in result.content if block.type == "text")})
+            calls.append({"is_error": bool(result.is_error), "text": "".join(block.text for block in result.content if block.type == "text"), "structured": result.structured_content})
     json.dump({"tools": tools, "calls": calls}, sys.stdout)
 
 

@@ -50,23 +50,27 @@ await ensure('node_modules/.tablemere-install', ['package-lock.json'], () =>
     : run('npm', ['ci', '--no-audit', '--no-fund'], 'npm packages'),
 );
 
-// The send route's JSON check in C (apps/api/native/scan-array.c, research/42), built where
-// there is a C compiler. Without one the API checks JSON in JavaScript alone, ~5x slower on a
-// large send, and its start line says so (json_check). Built beside and renamed into place,
-// so a running API keeps the library it loaded.
+// The send route's JSON check in C (apps/api/native/scan-array.c, research/42), built on x86_64
+// where there is a C compiler. Elsewhere, or without one, the API checks JSON in JavaScript
+// alone, ~2x slower on a large send, and its start line says so (json_check). The stamp holds
+// the compiler and its flags as well as the source, so a change of either rebuilds. Built
+// beside and renamed into place, so a running API keeps the library it loaded.
 const nativeScan = 'apps/api/native/build/libtmscan.so';
 const cc = process.env.CC ?? 'cc';
-if (hasCommand(cc)) {
+const scanFlags = ['-O3', '-std=c11', '-Wall', '-Wextra', '-Werror', '-pthread', '-shared', '-fPIC'];
+if (process.arch !== 'x64') {
+  if (!quiet) console.log(`[install] ${process.arch}: the send route checks JSON in JavaScript alone (the C check is built for x86_64 only)`);
+} else if (hasCommand(cc)) {
   if (!existsSync(path.join(root, nativeScan))) rmSync(path.join(root, 'apps/api/native/build/.tablemere-install'), { force: true });
   await ensure(
     'apps/api/native/build/.tablemere-install',
     ['apps/api/native/scan-array.c'],
     () => {
       mkdirSync(path.join(root, 'apps/api/native/build'), { recursive: true });
-      run(cc, ['-O3', '-std=c11', '-shared', '-fPIC', '-o', `${nativeScan}.new`, 'apps/api/native/scan-array.c'], "the send route's JSON check in C");
+      run(cc, [...scanFlags, '-o', `${nativeScan}.new`, 'apps/api/native/scan-array.c'], "the send route's JSON check in C");
       renameSync(path.join(root, `${nativeScan}.new`), path.join(root, nativeScan));
     },
-    cc,
+    JSON.stringify({ cc, scanFlags }),
   );
 } else if (!quiet) {
   console.log(`[install] no C compiler (${cc}): the send route checks JSON in JavaScript alone (slower on large sends)`);

@@ -1,4 +1,4 @@
-import './heap-tuning.ts';
+import './runtime/heap-tuning.ts';
 import { createPool, databaseHost, migrate } from '@tablemere/db';
 import { createS3Client } from '@tablemere/store';
 import { buildApp, buildInternalApp } from './app.ts';
@@ -6,10 +6,10 @@ import { ConfigError, loadConfig } from './config.ts';
 import { Maintenance, maintenanceTasks } from './domain/maintenance.ts';
 import { SecretBox } from './domain/secrets.ts';
 import { createLogger } from './logger.ts';
-import { mallocTrim } from './malloc-trim.ts';
+import { mallocTrim } from './runtime/malloc-trim.ts';
 import { bodyDigestImplementation } from './domain/intake/body-digest.ts';
 import { jsonCheckImplementation } from './domain/intake/native-scan.ts';
-import { returnMemoryAfterBursts } from './memory-return.ts';
+import { returnMemoryAfterBursts } from './runtime/memory-return.ts';
 
 /** The API process: config once, migrations, listen, and a clean stop on SIGINT/SIGTERM. */
 async function main(): Promise<void> {

@@ -1,7 +1,7 @@
 import { createHash, type Hash } from 'node:crypto';
 import { xxh3 } from '@node-rs/xxhash';
 import { queryOne, type Queryable } from '@tablemere/db';
-import koffi from 'koffi';
+import { xxh3Call, type Xxh3Call } from '../../runtime/native.ts';
 import type { BodyFormat } from './accept.ts';
 
 /**
@@ -15,7 +15,7 @@ import type { BodyFormat } from './accept.ts';
  * The system's libxxhash (Debian's libxxhash0, which rsync depends on) through the FFI is
  * the fast one; where there is none, @node-rs/xxhash computes the same hash, ~6x slower.
  */
-const hash128: (bytes: Uint8Array, seed: bigint) => Buffer = systemXxh3() ?? packagedXxh3;
+const hash128: (bytes: Uint8Array, seed: bigint) => Buffer = xxh3Call ? systemXxh3(xxh3Call) : packagedXxh3;
 
 /** An NDJSON body and an array body are never the same batch, even when their bytes are: `[{"x":1}]` is a row as an array and a non-object as NDJSON. */
 const FORMAT_SEEDS: Record<BodyFormat, bigint> = { array: 0n, ndjson: 1n };
@@ -30,25 +30,11 @@ function canonical(high: bigint, low: bigint): Buffer {
   return out;
 }
 
-function systemXxh3(): ((bytes: Uint8Array, seed: bigint) => Buffer) | undefined {
-  const Hash128 = koffi.struct('XXH128_hash_t', { low64: 'uint64_t', high64: 'uint64_t' });
-  for (const name of ['libxxhash.so.0', 'libxxhash.dylib']) {
-    try {
-      const lib = koffi.load(name);
-      const withSeed = lib.func('XXH3_128bits_withSeed', Hash128, ['const uint8_t *', 'size_t', 'uint64_t']) as (
-        bytes: Uint8Array,
-        length: number,
-        seed: bigint,
-      ) => { low64: number | bigint; high64: number | bigint };
-      return (bytes, seed) => {
-        const { low64, high64 } = withSeed(bytes, bytes.length, seed);
-        return canonical(BigInt(high64), BigInt(low64));
-      };
-    } catch {
-      // not on this system
-    }
-  }
-  return undefined;
+function systemXxh3(withSeed: Xxh3Call): (bytes: Uint8Array, seed: bigint) => Buffer {
+  return (bytes, seed) => {
+    const { low64, high64 } = withSeed(bytes, bytes.length, seed);
+    return canonical(BigInt(high64), BigInt(low64));
+  };
 }
 
 function packagedXxh3(bytes: Uint8Array, seed: bigint): Buffer {

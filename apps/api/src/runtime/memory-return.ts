@@ -11,9 +11,10 @@ import { mallocTrim } from './malloc-trim.ts';
  * start on) and the event loop was busy less than a quarter of the time, one full collection
  * runs, and no other until RSS grew that much again. So a process collects once after a burst
  * and then not at all, never while the burst lasts, and at most once per `everyMs` (a full
- * collection of the API's heap takes some tens of ms). Collecting during a stream of large sends (first version) cost them
- * ~10 ms each: the shrunk heap grew again through more collections (research/42). The buffers it
- * frees are then handed back to the system (malloc-trim.ts).
+ * collection of the API's heap takes some tens of ms). It waits for the loop to be idle because
+ * a collection during a stream of large sends costs each ~10 ms: the shrunk heap grows again
+ * through more collections (research/42). The buffers it frees are then handed back to the
+ * system (malloc-trim.ts).
  */
 export function returnMemoryAfterBursts(
   everyMs = 10_000,
@@ -24,8 +25,8 @@ export function returnMemoryAfterBursts(
 ): NodeJS.Timeout {
   let floor = rss();
   // The first reading after the last collection: another only once RSS grew past it again, so a
-  // process that stays above its floor (a working set) is not collected every `everyMs`, which
-  // shrank the young generation for the next requests to grow again (research/42).
+  // process that stays above its floor (a working set) is not collected every `everyMs`: each
+  // such collection shrinks the young generation, which the next requests grow again (research/42).
   let settled = -Infinity;
   let collected = false;
   return setInterval(() => {

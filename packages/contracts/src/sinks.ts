@@ -37,6 +37,8 @@ export const BatchId = z.string().regex(IDEMPOTENCY_KEY_PATTERN, 'a batch id is 
 
 /** Largest body the send route takes: 16 MiB. */
 export const SEND_BODY_LIMIT = 16 * 1024 * 1024;
+/** The same limit as people read it, for messages and docs. */
+export const SEND_BODY_LIMIT_TEXT = `${SEND_BODY_LIMIT / 1024 / 1024} MiB`;
 
 /** How deep a send body's elements may nest objects and arrays: every reader of the stored NDJSON must be able to parse a line. */
 export const SEND_NESTING_LIMIT = 512;

@@ -1,5 +1,5 @@
 import { createReadStream, type Stats, statSync } from 'node:fs';
-import { SEND_BODY_LIMIT, SendKey, Sink, SINK_ID_PATTERN, sinkIdOfSendKey } from '@tablemere/contracts';
+import { SEND_BODY_LIMIT, SEND_BODY_LIMIT_TEXT, SendKey, Sink, SINK_ID_PATTERN, sinkIdOfSendKey } from '@tablemere/contracts';
 import type { Command } from 'commander';
 import { type Batch, checkBatchId, maxRowBytes, packBatches } from '../batches.ts';
 import { type CommandContext, sinkSegment } from '../context.ts';
@@ -25,7 +25,7 @@ const REASONS_SHOWN = 10;
 export function addSinkSend(sink: Command, context: CommandContext): void {
   sink
     .command('send')
-    .description('send a JSON array or NDJSON file (or - for stdin) to a sink, in batches of at most 16 MiB')
+    .description(`send a JSON array or NDJSON file (or - for stdin) to a sink, in batches of at most ${SEND_BODY_LIMIT_TEXT}`)
     .usage('[<sink>] <file|-> (--send-key-file FILE | --send-key KEY | $TABLEMERE_SEND_KEY) [options]')
     .argument('[sink]', 'the sink name or id; optional, it must match the key (the key names its sink)')
     .argument('[input]', 'a JSON array or NDJSON file, or - for standard input')
@@ -37,14 +37,14 @@ export function addSinkSend(sink: Command, context: CommandContext): void {
     .addHelpText(
       'after',
       `
-Rows are sent as they are written, in order, split into batches of at most 16 MiB; a file is
+Rows are sent as they are written, in order, split into batches of at most ${SEND_BODY_LIMIT_TEXT}; a file is
 checked whole before anything is sent. Each batch id depends only on the input (by default the
 start of the batch's SHA-256 and its part number), so running the same send again after a
 failure stores nothing twice: batches already stored are answered from the intake's ledger.
 429, 5xx and connection failures are retried, after the answer's Retry-After when it gives one,
 else after 1, 2, 4, 8, 15 and 30 s; then the send stops (exit 3). A progress bar is drawn when
-stderr is a terminal and a file spans several batches. Batches of 8 KiB or more go compressed
-(zstd; the intake's limit of 16 MiB is on the rows, not on the compressed bytes): --no-compress
+stderr is a terminal and a file spans several batches. Batches of ${COMPRESS_ABOVE_BYTES / 1024} KiB or more go compressed
+(zstd; the intake's limit of ${SEND_BODY_LIMIT_TEXT} is on the rows, not on the compressed bytes): --no-compress
 sends them as they are.
 
 By default a batch is named by its content; --batch-id ID names the first batch ID exactly and

@@ -8,6 +8,7 @@ import {
   PendingRows,
   RejectsPage,
   RejectsQuery,
+  SEND_BODY_LIMIT_TEXT,
   SendBatch,
   Sink,
   SinkList,
@@ -157,7 +158,7 @@ function buildMcpServer(setup: McpSetup): McpServer {
       description:
         'Sends JSON object rows to the sink the configured send key belongs to; they reach the table at its next roll, which checks them against the schema describe_sink shows. ' +
         'Calling again with the same rows (and batch_id) never stores them twice: each batch is named by its content, or by batch_id when given (give a new batch_id to send equal rows again on purpose). ' +
-        'More than 16 MiB is split into several batches. Answers each batch_id, what was accepted and rejected at intake, and whether it was a replay of an earlier call.',
+        `More than ${SEND_BODY_LIMIT_TEXT} is split into several batches. Answers each batch_id, what was accepted and rejected at intake, and whether it was a replay of an earlier call.`,
       inputSchema: z.strictObject({
         rows: SendBatch.describe('the rows: JSON objects, one per table row'),
         batch_id: BatchId.optional().describe('an Idempotency-Key of your own for this call; further batches of a large call are <batch_id>-2, -3, ...'),

@@ -71,7 +71,7 @@ const MAX_KEYS = 10_000;
  *   carries the moment (taken as time left by the database's clock, so no clock skew moves it);
  * - a new key works at once everywhere: a key the copy does not open is checked against the
  *   row again before it is refused (as an unknown sink's is, every time);
- * - an old key stopped early (a rotation with ?finish=true or overlap 0) stops at once in
+ * - an old key stopped early (a rotation with `finish` or an overlap of 0) stops at once in
  *   the process that did it (`forget`) and within KEY_FRESH_MS in the others;
  * - a deleted sink's keys let nothing in anywhere, whatever a copy says: the intake checks the
  *   sink is live when it claims a batch.

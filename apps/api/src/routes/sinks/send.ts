@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { IDEMPOTENCY_KEY_PATTERN, REPLAY_WINDOW_DAYS, SEND_BODY_LIMIT, SEND_NESTING_LIMIT, SEND_REASONS_LIMIT, SendBatch, SendParams, SendResult } from '@tablemere/contracts';
+import { IDEMPOTENCY_KEY_PATTERN, REPLAY_WINDOW_DAYS, SEND_BODY_LIMIT, SEND_BODY_LIMIT_TEXT, SEND_NESTING_LIMIT, SEND_REASONS_LIMIT, SendBatch, SendParams, SendResult } from '@tablemere/contracts';
 import { queryOne } from '@tablemere/db';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { BACKLOG_RETRY_AFTER } from '../../domain/intake/drain.ts';
@@ -40,7 +40,7 @@ function checkedSend(request: FastifyRequest): CheckedSend {
 
 const tooLarge = () =>
   apiError('body_too_large', {
-    message: `The body is larger than ${SEND_BODY_LIMIT} bytes (16 MiB); split the batch into smaller arrays.`,
+    message: `The body is larger than ${SEND_BODY_LIMIT} bytes (${SEND_BODY_LIMIT_TEXT}); split the batch into smaller arrays.`,
     details: { limit_bytes: SEND_BODY_LIMIT },
   });
 
@@ -143,7 +143,7 @@ const SEND_DOC: RouteDoc = {
   description: [
     "The intake of one table. Authenticate with the sink's send key (`Authorization: Bearer al_send_...`), name the batch with `Idempotency-Key`, and POST the rows in UTF-8 as a JSON array of row objects (`Content-Type: application/json`) or as NDJSON, one JSON object per line (`application/x-ndjson` or `application/jsonl`; blank lines and a final line break allowed). The batch is stored unchanged, one element per line, the same bytes whichever way it came, and 202 is answered only once it is durable (object stored and ledger row written). The roller appends it to the table within the sink's roll policy, stamping `__ingest_ts` with `received_at`.",
     `The body may be compressed: \`Content-Encoding: gzip\`, \`deflate\` (zlib), \`zstd\` or \`identity\`, one coding (a coding inside another is 415 \`unsupported_encoding\`, as is any other). The limit of ${SEND_BODY_LIMIT} bytes is on the decompressed body, enforced while decompressing: a body that decompresses past it is 413 \`body_too_large\` as soon as it does. A stream that does not decompress (corrupt, cut short) is 400 \`invalid_compressed_body\`. Usage counts the stored bytes and, beside them, the bytes sent.`,
-    `Checked in this order, nothing read past the first failure: the send key (401 \`unauthorized\` without one, or with another sink's, a deleted sink's or a wrong one; 403 \`send_only\` for an API key or any other token); \`Idempotency-Key\` (400); \`Content-Type\` (415 \`unsupported_media_type\`); \`Content-Encoding\` (415 \`unsupported_encoding\`); the bytes of bodies in flight (503 \`intake_busy\`, \`Retry-After: ${BUSY_RETRY_AFTER_SECONDS}\`; a compressed body counts its \`Content-Length\`, then its decompressed bytes as they grow, and may be refused so while it decompresses); the sink's backlog of stored, not yet rolled batches (429 \`backlog_full\`, \`Retry-After\` from the sink's drain rate); then the body: at most ${SEND_BODY_LIMIT} bytes (16 MiB; a larger \`Content-Length\` is refused before a byte is read, 413), valid JSON nested at most ${SEND_NESTING_LIMIT} deep (400 \`invalid_json\`; for NDJSON the error names the \`line\`), an array (400 \`not_an_array\`) with at least one element (400 \`empty_batch\`; an NDJSON body of blank lines too).`,
+    `Checked in this order, nothing read past the first failure: the send key (401 \`unauthorized\` without one, or with another sink's, a deleted sink's or a wrong one; 403 \`send_only\` for an API key or any other token); \`Idempotency-Key\` (400); \`Content-Type\` (415 \`unsupported_media_type\`); \`Content-Encoding\` (415 \`unsupported_encoding\`); the bytes of bodies in flight (503 \`intake_busy\`, \`Retry-After: ${BUSY_RETRY_AFTER_SECONDS}\`; a compressed body counts its \`Content-Length\`, then its decompressed bytes as they grow, and may be refused so while it decompresses); the sink's backlog of stored, not yet rolled batches (429 \`backlog_full\`, \`Retry-After\` from the sink's drain rate); then the body: at most ${SEND_BODY_LIMIT} bytes (${SEND_BODY_LIMIT_TEXT}; a larger \`Content-Length\` is refused before a byte is read, 413), valid JSON nested at most ${SEND_NESTING_LIMIT} deep (400 \`invalid_json\`; for NDJSON the error names the \`line\`), an array (400 \`not_an_array\`) with at least one element (400 \`empty_batch\`; an NDJSON body of blank lines too).`,
     `Every element is stored: an element that is not an object is counted in \`rejected\` (its index in \`reasons\`, the first ${SEND_REASONS_LIMIT}, with its \`line\` for NDJSON) and the roll writes it to the rejects file as \`not_an_object\`. Rows that do not fit the table's schema are rejected by the roll, row by row, never the batch: read them with GET /v1/sinks/{sink}/rejects.`,
     `Idempotency: the same \`Idempotency-Key\` with the same body answers 200 with the first answer and \`Idempotent-Replayed: true\`, whatever happened since; with another body, 409 \`batch_id_conflict\`. The same body is the same decompressed bytes in the same format: compressed or not, it is a replay; an NDJSON body and an array body are never the same batch, even of the same rows (409); while the first request with that id is still being stored, 409 \`batch_in_progress\`. Ledger rows are pruned ${REPLAY_WINDOW_DAYS} days after their roll, after which the same id is accepted again. So: give every batch a new id, and send a batch again under the same id whenever its answer was lost.`,
     `Retry on 409 \`batch_in_progress\`, 429 and 503 after \`Retry-After\` seconds (${BUSY_RETRY_AFTER_SECONDS} for \`intake_busy\`, ${BACKLOG_RETRY_AFTER.min}-${BACKLOG_RETRY_AFTER.max} for \`backlog_full\`, ${RETRY_AFTER_SECONDS} otherwise), and on a lost connection or another 5xx after a growing pause; always with the same \`Idempotency-Key\` and body, so nothing is stored twice. A \`backlog_full\` Retry-After follows the sink's drain rate: each refused producer is asked back at its turn as the roller makes room, so a fleet comes back spread out, at about the rate its batches are rolled (the figures are in the error's details). A 503 \`intake_unavailable\` stored nothing. Other 4xx answers will not change on a retry: fix the request.`,
@@ -158,14 +158,14 @@ const SEND_DOC: RouteDoc = {
       example: '2026-09-21T12:00:00Z-0001',
     },
     'Content-Encoding': {
-      description: 'Optional: `gzip`, `deflate`, `zstd` or `identity`, one coding. The 16 MiB limit is on the decompressed body.',
+      description: `Optional: \`gzip\`, \`deflate\`, \`zstd\` or \`identity\`, one coding. The ${SEND_BODY_LIMIT_TEXT} limit is on the decompressed body.`,
       schema: { type: 'string', enum: [...CONTENT_CODINGS] },
       example: 'gzip',
     },
   },
   body: {
     schema: SendBatch,
-    description: `A JSON array of row objects, at most ${SEND_BODY_LIMIT} bytes (16 MiB), keys the table's column names. Values: timestamps as RFC 3339 strings, dates as YYYY-MM-DD, decimals as strings or numbers, binary as base64, structs, lists and maps as JSON; integers beyond 2^53 are kept exactly.`,
+    description: `A JSON array of row objects, at most ${SEND_BODY_LIMIT} bytes (${SEND_BODY_LIMIT_TEXT}), keys the table's column names. Values: timestamps as RFC 3339 strings, dates as YYYY-MM-DD, decimals as strings or numbers, binary as base64, structs, lists and maps as JSON; integers beyond 2^53 are kept exactly.`,
     examples: {
       rows: { summary: 'Two rows', value: [{ x: 1, who: 'north' }, { x: 2 }] },
     },

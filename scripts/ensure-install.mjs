@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Installs what a fresh clone lacks: npm packages, the project's Python venv (SeaweedFS and the
-// test readers), with --tests the Spark reader (PySpark and Iceberg's jars) and Prometheus, and with
+// test readers), with --tests the Spark reader (PySpark and Iceberg's jars), Prometheus and Benthos, and with
 // --tests or --catalog reference|nessie the JVM catalogs' jars. Plain Node with no dependencies,
 // because it runs before `npm ci` has.
 // Re-runs an install only when its inputs changed (a hash stamp beside the install).
@@ -9,6 +9,7 @@ import { createReadStream, existsSync, mkdirSync, readdirSync, readFileSync, ren
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ensureBenthos } from '../tests/shippers/benthos/build.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const quiet = process.argv.includes('--quiet');
@@ -238,6 +239,18 @@ async function debianPackage({ name, dir, files, what }) {
     rmSync(download, { recursive: true, force: true });
     rmSync(path.join(dir, 'root'), { recursive: true, force: true });
   }, candidate);
+}
+
+// Benthos for the shipper test (apps/roller/test/shippers-benthos.test.ts), built from the Go
+// module proxy: ~2 minutes cold on two cores, so here, alone, rather than in the test's set-up
+// beside other test files; the test finds it cached (its own stamp, .cache/tools/).
+if (forTests) {
+  try {
+    ensureBenthos({ quiet });
+  } catch (error) {
+    console.error(`[install] ${error.message}`);
+    process.exit(1);
+  }
 }
 
 // Prometheus's promtool, which checks and unit-tests the alert rules (ops/prometheus/), and its

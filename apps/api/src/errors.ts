@@ -11,7 +11,7 @@ import { lingerOnClose } from './http/lingering-close.ts';
 export const ERROR_CODES = {
   invalid_request: { status: 400, message: 'The request does not match what this route accepts; see issues.' },
   invalid_json: { status: 400, message: 'The body is not valid JSON; send a JSON object.' },
-  idempotency_key_missing: { status: 400, message: 'Send the batch id as "Idempotency-Key: <1-128 of A-Z a-z 0-9 . _ : ->"; the same id again is a replay.' },
+  idempotency_key_missing: { status: 400, message: 'Send the batch id as "Idempotency-Key: <1-128 of A-Z a-z 0-9 . _ : ->"; the same id again is a replay. A shipper that can only send fixed headers: set the sink\'s batch_ids to content.' },
   idempotency_key_invalid: { status: 400, message: 'The Idempotency-Key must be 1-128 characters of A-Z a-z 0-9 . _ : -; fix it and send again.' },
   invalid_compressed_body: { status: 400, message: 'The body does not decompress under its Content-Encoding (corrupt or cut short); send it again whole.' },
   not_an_array: { status: 400, message: 'The body is JSON but not an array; send a JSON array of objects, e.g. [{"x": 1}].' },

@@ -1,4 +1,5 @@
 import { Readable } from 'node:stream';
+import { gzipSync } from 'node:zlib';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { SEND_BODY_LIMIT, SendResult, type CreatedSink } from '@tablemere/contracts';
 import { query, queryOne } from '@tablemere/db';
@@ -14,6 +15,8 @@ let s3: S3Client;
 let intake: ObjectStore;
 let sink: CreatedSink;
 let second: CreatedSink;
+/** A sink with batch_ids: content. */
+let shipped: CreatedSink;
 const ns = `api_send_${suffix()}`;
 
 beforeAll(async () => {
@@ -22,11 +25,13 @@ beforeAll(async () => {
   intake = new ObjectStore(s3, api.env.TABLEMERE_INTAKE_BUCKET!);
   await createTable(api, ns, 'events');
   await createTable(api, ns, 'other');
+  await createTable(api, ns, 'shipped');
   sink = await createSink(api.app, api.adminKey, { name: 'events_in', table: `${ns}.events` });
   second = await createSink(api.app, api.adminKey, { name: 'other_in', table: `${ns}.other` });
+  shipped = await createSink(api.app, api.adminKey, { name: 'shipped_in', table: `${ns}.shipped`, batch_ids: 'content' });
 });
 afterAll(async () => {
-  for (const s of [sink, second]) {
+  for (const s of [sink, second, shipped]) {
     if (!s) continue;
     await clearSinkObjects(intake, s.id);
   }
@@ -58,7 +63,7 @@ describe('accepting a batch', () => {
     expect(res.status, res.text).toBe(202);
     const answer = SendResult.parse(res.body);
     const expected = Buffer.from(elements.join('\n'), 'utf8');
-    expect(answer).toMatchObject({ accepted: 4, rejected: 0, reasons: [], batch_id: batchId, bytes: expected.length, state: 'pending' });
+    expect(answer).toMatchObject({ accepted: 4, rejected: 0, reasons: [], batch_id: batchId, batch_id_from: 'key', bytes: expected.length, state: 'pending' });
     expect(answer.received_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/);
     const object = await stored(sink.id, batchId);
     expect(object.bytes.equals(expected)).toBe(true);
@@ -320,6 +325,48 @@ describe('replays', () => {
   });
 });
 
+describe('batch ids by content (a batch_ids: content sink)', () => {
+  const batchCount = async (sinkId: string) => (await query(api.pool, 'SELECT 1 FROM sink_batches WHERE sink_id = $1', [sinkId])).length;
+
+  it('names a send without Idempotency-Key by its body: a resend, compressed or not, is a replay; another body is a new batch', async () => {
+    const before = await batchCount(shipped.id);
+    const body = `[{"x": 1, "run": "${suffix()}"}, {"x": 2}]`;
+    const first = await send(api.app, shipped, body, { batchId: undefined });
+    expect(first.status, first.text).toBe(202);
+    const answer = SendResult.parse(first.body);
+    expect(answer).toMatchObject({ accepted: 2, batch_id: `content-${bodyDigest(Buffer.from(body), 'array').toString('hex')}`, batch_id_from: 'content' });
+    expect(answer.batch_id).toMatch(/^content-[0-9a-f]{32}$/);
+    expect((await stored(shipped.id, answer.batch_id)).bytes.toString()).toBe(body.slice(1, -1).replace('}, {', '}\n{'));
+
+    for (const again of [
+      await send(api.app, shipped, body, { batchId: undefined }),
+      await send(api.app, shipped, gzipSync(body), { batchId: undefined, headers: { 'content-encoding': 'gzip' } }),
+    ]) {
+      expect(again.status, again.text).toBe(200);
+      expect(again.headers['idempotent-replayed']).toBe('true');
+      expect(again.text).toBe(first.text);
+    }
+    const other = await send(api.app, shipped, `[{"x": 3, "run": "${suffix()}"}]`, { batchId: undefined });
+    expect(other.status, other.text).toBe(202);
+    expect(other.body.batch_id_from).toBe('content');
+    expect(other.body.batch_id).not.toBe(answer.batch_id);
+    expect(await batchCount(shipped.id)).toBe(before + 2);
+  });
+
+  it('names a send with a key by its key, replays included; a key sink still needs one', async () => {
+    const batchId = newBatchId();
+    const keyed = await send(api.app, shipped, '[{"x": 4}]', { batchId });
+    expect(keyed.status, keyed.text).toBe(202);
+    expect(keyed.body).toMatchObject({ batch_id: batchId, batch_id_from: 'key' });
+    const again = await send(api.app, shipped, '[{"x": 4}]', { batchId });
+    expect(again.status).toBe(200);
+    expect(again.text).toBe(keyed.text);
+    const keyless = await send(api.app, sink, '[{"x": 4}]', { batchId: undefined });
+    expect({ status: keyless.status, code: keyless.body.error.code }).toEqual({ status: 400, code: 'idempotency_key_missing' });
+    expect(keyless.body.error.message).toContain('batch_ids to content');
+  });
+});
+
 describe('refused requests', () => {
   const errorOf = (res: { status: number; body: any }) => ({ status: res.status, code: res.body?.error?.code });
 
@@ -418,19 +465,22 @@ describe('refused requests', () => {
     const capped = await otherApp(api, { sinkBacklog: { maxPendingBatches: 1_000_000, maxPendingBytes: 1 } });
     const byBatches = await otherApp(api, { sinkBacklog: { maxPendingBatches: 2, maxPendingBytes: 1 << 30 } });
     try {
-      const fresh = await createSink(api.app, api.adminKey, { name: `capped_${suffix()}`, table: `${ns}.capped` }).catch(async () => {
+      const options = { name: `capped_${suffix()}`, table: `${ns}.capped`, batch_ids: 'content' };
+      const fresh = await createSink(api.app, api.adminKey, options).catch(async () => {
         await createTable(api, ns, 'capped');
-        return createSink(api.app, api.adminKey, { name: `capped_${suffix()}`, table: `${ns}.capped` });
+        return createSink(api.app, api.adminKey, options);
       });
       const first = newBatchId();
       expect((await send(byBatches.app, fresh, '[{"x": 1}]', { batchId: first })).status).toBe(202);
-      expect((await send(byBatches.app, fresh, '[{"x": 2}]')).status).toBe(202);
+      expect((await send(byBatches.app, fresh, '[{"x": 2}]', { batchId: undefined })).status).toBe(202);
       const full = await send(byBatches.app, fresh, '[{"x": 3}]');
       expect(errorOf(full)).toEqual({ status: 429, code: 'backlog_full' });
       // A sink that has never drained: up to one roller tick (backpressure.test.ts has the rest).
       expect(Number(full.headers['retry-after'])).toBeGreaterThanOrEqual(1);
       expect(full.body.error).toMatchObject({ max_pending_batches: 2, pending_batches: 2, retry_after: Number(full.headers['retry-after']), drain_batches_per_second: null });
       expect((await send(byBatches.app, fresh, '[{"x": 1}]', { batchId: first })).status).toBe(200);
+      // A send named by its content has no id before its body is read: refused, even when it would be a replay.
+      expect(errorOf(await send(byBatches.app, fresh, '[{"x": 2}]', { batchId: undefined }))).toEqual({ status: 429, code: 'backlog_full' });
       // Any byte waiting fills a 1-byte cap.
       expect(errorOf(await send(capped.app, fresh, '[{"x": 4}]'))).toEqual({ status: 429, code: 'backlog_full' });
     } finally {

@@ -1,12 +1,13 @@
 import { InternalSinkList, Sink } from '@tablemere/contracts';
 import { query } from '@tablemere/db';
+import { ObjectStore } from '@tablemere/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, dropNamespace, suffix } from './support/harness.ts';
+import { call, dropNamespace, stackS3, suffix } from './support/harness.ts';
 import { startInternalTestApi, type InternalTestApi } from './support/internal-harness.ts';
-import { createSink, createTable } from './support/sinks.ts';
+import { clearSinkObjects, createSink, createTable, send } from './support/sinks.ts';
 
 /**
- * A sink's changeable settings (snapshot retention, unknown_fields): set at create, changed by
+ * A sink's changeable settings (snapshot retention, unknown_fields, batch_ids): set at create, changed by
  * PATCH /v1/sinks/{id|name} with an audit event per change, shown by GET and handed to the
  * roller in its sink list.
  */
@@ -15,7 +16,7 @@ const ns = `api_settings_${suffix()}`;
 
 beforeAll(async () => {
   api = await startInternalTestApi();
-  for (const table of ['events', 'other', 'fields']) await createTable(api, ns, table);
+  for (const table of ['events', 'other', 'fields', 'named', 'shipped']) await createTable(api, ns, table);
 });
 afterAll(async () => {
   await dropNamespace(api.env, ns);
@@ -88,6 +89,34 @@ describe('snapshot retention per sink', () => {
     ]);
   });
 
+  it('switches batch_ids key → content → key, audited, and the send route follows at once', async () => {
+    const sink = await createSink(api.app, api.adminKey, { name: 'named_in', table: `${ns}.named` });
+    expect(sink.batch_ids).toBe('key');
+    const keyless = async () => {
+      const res = await send(api.app, sink, `[{"x": 1, "at": "${suffix()}"}]`, { batchId: undefined });
+      return res.status === 202 ? res.body.batch_id_from : res.body.error.code;
+    };
+    expect(await keyless()).toBe('idempotency_key_missing');
+    const on = await patch('named_in', { batch_ids: 'content' });
+    expect(on.status, on.text).toBe(200);
+    expect(Sink.parse(on.body).batch_ids).toBe('content');
+    expect(await keyless()).toBe('content');
+    expect((await patch(sink.id, { batch_ids: 'key' })).status).toBe(200);
+    expect(await keyless()).toBe('idempotency_key_missing');
+    expect(Sink.parse((await call(api.app, 'GET', `/v1/sinks/${sink.id}`, { key: api.adminKey })).body).batch_ids).toBe('key');
+    const s3 = stackS3(api.env);
+    await clearSinkObjects(new ObjectStore(s3, api.env.TABLEMERE_INTAKE_BUCKET!), sink.id);
+    s3.destroy();
+    const events = await query<{ event: string; details: Record<string, unknown> }>(api.pool, `SELECT event, details FROM audit_events WHERE subject = $1 ORDER BY id`, [sink.id]);
+    expect(events[0]).toMatchObject({ event: 'sink.create', details: { batch_ids: 'key' } });
+    expect(events.slice(1).map((e) => e.details['changes'])).toEqual([{ batch_ids: { from: 'key', to: 'content' } }, { batch_ids: { from: 'content', to: 'key' } }]);
+
+    const shipped = await createSink(api.app, api.adminKey, { name: 'shipped_in', table: `${ns}.shipped`, batch_ids: 'content' });
+    expect(shipped.batch_ids).toBe('content');
+    const created = await query<{ details: Record<string, unknown> }>(api.pool, `SELECT details FROM audit_events WHERE subject = $1 AND event = 'sink.create'`, [shipped.id]);
+    expect(created[0]!.details).toMatchObject({ batch_ids: 'content' });
+  });
+
   it('refuses bad values with 400 naming the field, an empty change, unknown settings, a read key and a deleted sink', async () => {
     for (const [body, field] of [
       [{ keep_snapshots: 0 }, 'keep_snapshots is 1 to 1000'],
@@ -95,6 +124,7 @@ describe('snapshot retention per sink', () => {
       [{ keep_snapshots: 2.5 }, 'keep_snapshots is a whole number'],
       [{ min_snapshot_age_seconds: -1 }, 'min_snapshot_age_seconds is 0 to 31536000'],
       [{ min_snapshot_age_seconds: 'ten' }, 'min_snapshot_age_seconds'],
+      [{ batch_ids: 'body' }, 'batch_ids'],
     ] as const) {
       const res = errorOf(await patch('events_in', body));
       expect(res).toMatchObject({ status: 400, code: 'invalid_request' });
@@ -104,6 +134,9 @@ describe('snapshot retention per sink', () => {
     expect(errorOf(await patch('events_in', { roll_seconds: 60 }))).toMatchObject({ status: 400, code: 'invalid_request' });
     const create = await call(api.app, 'POST', '/v1/sinks', { key: api.adminKey, body: { name: 'bad_in', table: `${ns}.events`, warehouse: 'garden', keep_snapshots: 0 } });
     expect(errorOf(create)).toMatchObject({ status: 400, code: 'invalid_request' });
+    const badMode = errorOf(await call(api.app, 'POST', '/v1/sinks', { key: api.adminKey, body: { name: 'bad_in', table: `${ns}.events`, warehouse: 'garden', batch_ids: 'hash' } }));
+    expect(badMode).toMatchObject({ status: 400, code: 'invalid_request' });
+    expect(badMode.message).toContain('batch_ids');
 
     const read = await call(api.app, 'POST', '/v1/keys', { key: api.adminKey, body: { name: 'reader', level: 'read' } });
     expect(errorOf(await patch('events_in', { keep_snapshots: 7 }, read.body.key))).toMatchObject({ status: 403, code: 'forbidden' });

@@ -21,6 +21,7 @@ const result = (batchId: string) => ({
   rejected: 1,
   reasons: [{ index: 1, reason: 'not_an_object' }],
   batch_id: batchId,
+  batch_id_from: 'key',
   bytes: 14,
   received_at: '2026-09-21T12:00:00.000001Z',
   state: 'pending',

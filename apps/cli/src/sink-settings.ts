@@ -1,4 +1,6 @@
 import {
+  BATCH_IDS_MODES,
+  type BatchIds,
   KEEP_SNAPSHOTS_DEFAULT,
   KEEP_SNAPSHOTS_MAX,
   KEEP_SNAPSHOTS_MIN,
@@ -26,6 +28,7 @@ export interface SettingOptions {
   minSnapshotAge?: number;
   unknownFields?: UnknownFields;
   lingerMs?: number;
+  batchIds?: BatchIds;
 }
 
 /** `--min-snapshot-age`: a duration (`10m`, `1h`, `7d`), or 0 for none. */
@@ -54,6 +57,12 @@ export function settingOptions(command: Command, defaults: boolean): Command {
     )
     .addOption(
       new Option('--unknown-fields <mode>', `a row field the table lacks: reject the row or add it as an optional column${fallback('reject')}`).choices(UNKNOWN_FIELDS_MODES),
+    )
+    .addOption(
+      new Option(
+        '--batch-ids <mode>',
+        `a send without Idempotency-Key: refused (key), or named by its body so a resent body is a replay, for shippers with fixed headers; identical bodies are then one batch (content)${fallback('key')}`,
+      ).choices(BATCH_IDS_MODES),
     );
 }
 
@@ -64,6 +73,7 @@ export function settingsBody(options: SettingOptions): UpdateSinkRequest {
   if (options.minSnapshotAge !== undefined) body.min_snapshot_age_seconds = checked(MinSnapshotAgeSeconds, options.minSnapshotAge, '--min-snapshot-age');
   if (options.unknownFields !== undefined) body.unknown_fields = options.unknownFields;
   if (options.lingerMs !== undefined) body.linger_ms = checked(LingerMs, options.lingerMs, '--linger-ms');
+  if (options.batchIds !== undefined) body.batch_ids = options.batchIds;
   return body;
 }
 

@@ -15,6 +15,7 @@ const sink: Sink = {
   roll: { roll_seconds: 300, roll_bytes: 64 * 1024 * 1024, inactivity_seconds: null, max_batches: 1000 },
   unknown_fields: 'reject',
   linger_ms: 0,
+  batch_ids: 'key',
   lag: { batches_waiting: 2, bytes_waiting: 1_258_291, oldest_waiting_at: '2026-09-21T11:59:18Z', seconds_behind: 42 },
   received: { batches: 14, rows: 1_000_000, bytes: 206_464_204, last_at: '2026-09-21T11:59:50Z' },
   last_roll: { at: '2026-09-21T11:57:00Z', batches: 4, rows: 12_000, rejected_rows: 3, snapshot_id: '2157400381618988528', seconds: 1.84 },
@@ -62,6 +63,7 @@ describe('sink views', () => {
       '  roll         every 5 min, or once 64.0 MiB wait, or at 1,000 batches',
       '  new fields   rows carrying them are rejected (reject)',
       '  intake       sends written at once, together when they arrive together',
+      '  batch ids    by Idempotency-Key, required (key)',
       '  waiting      2 batches (1.2 MiB), 42 s behind',
       '  received     14 batches, 1,000,000 rows, 196.9 MiB; last 10 s ago',
       '  last roll    3 min ago: 4 batches, 12,000 rows, 3 rows rejected, snapshot 2157400381618988528, took 1.8 s',
@@ -77,6 +79,7 @@ describe('sink views', () => {
     expect(fresh).toContain('  last roll    none yet');
     expect(sinkDetails({ ...sink, unknown_fields: 'add_columns' }, now)).toContain('  new fields   added to the table as optional columns (add_columns)');
     expect(sinkDetails({ ...sink, linger_ms: 250 }, now)).toContain('  intake       sends wait up to 250 ms to share an object');
+    expect(sinkDetails({ ...sink, batch_ids: 'content' }, now)).toContain("  batch ids    by Idempotency-Key, else by the body's content (content)");
     expect(fresh).toContain('  rejects      none');
     expect(fresh).toContain('  last upkeep  none yet');
     expect(fresh).toContain('  snapshots    keep 3, no minimum age');

@@ -22,6 +22,11 @@ export function describeLinger(lingerMs: number): string {
   return lingerMs === 0 ? 'sends written at once, together when they arrive together' : `sends wait up to ${lingerMs} ms to share an object`;
 }
 
+/** How the sink names its batches. */
+export function describeBatchIds(mode: Sink['batch_ids']): string {
+  return mode === 'content' ? "by Idempotency-Key, else by the body's content (content)" : 'by Idempotency-Key, required (key)';
+}
+
 /** What waits for the roll: `2 batches (1.2 MiB), 42 s behind` or `nothing`. */
 export function describeLag(lag: Sink['lag']): string {
   if (lag.batches_waiting === 0) return 'nothing';
@@ -107,6 +112,7 @@ export function sinkDetails(sink: Sink, now: Date): string[] {
         ['roll', describeRoll(sink.roll)],
         ['new fields', describeUnknownFields(sink.unknown_fields)],
         ['intake', describeLinger(sink.linger_ms)],
+        ['batch ids', describeBatchIds(sink.batch_ids)],
         ['waiting', describeLag(sink.lag)],
         ['received', describeReceived(sink.received, now)],
         ['last roll', describeLastRoll(sink.last_roll, now)],

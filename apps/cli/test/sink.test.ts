@@ -107,6 +107,7 @@ describe('tablemere sink create', () => {
     failed(await tablemere(['sink', 'create', api.warehouse, '--table', `${namespace}.events`, '--name', 'x', '--roll-seconds', '30', '--show-key'], down), 2, /^error: --roll-seconds: at least 60/);
     failed(await tablemere(['sink', 'create', api.warehouse, '--table', `${namespace}.events`, '--name', 'x', '--roll-bytes', '16MiB', '--show-key'], down), 2, /^error: --roll-bytes: from 32\.0 MiB/);
     failed(await tablemere(['sink', 'create', api.warehouse, '--table', `${namespace}.events`, '--name', 'x', '--unknown-fields', 'drop', '--show-key'], down), 2, /--unknown-fields.*reject, add_columns/);
+    failed(await tablemere(['sink', 'create', api.warehouse, '--table', `${namespace}.events`, '--name', 'x', '--batch-ids', 'body', '--show-key'], down), 2, /--batch-ids.*key, content/);
     failed(await tablemere(['sink', 'create', api.warehouse, '--table', `${namespace}.events`, '--name', 'x', '--keep-snapshots', '0', '--show-key'], down), 2, /^error: --keep-snapshots: keep_snapshots is 1 to 1000/);
     failed(await tablemere(['sink', 'create', api.warehouse, '--table', `${namespace}.events`, '--name', 'x', '--min-snapshot-age', '10', '--show-key'], down), 2, /^error: duration '10': write a number and a unit/);
   });
@@ -139,8 +140,10 @@ describe('tablemere sink create', () => {
   });
 
   it('--show-key prints the key once; the API refusing leaves no key file behind', async () => {
-    const shown = ok(await tablemere(['sink', 'create', api.warehouse, '--table', `${namespace}.other`, '--name', 'other_in', '--unknown-fields', 'add_columns', '--show-key']));
+    const shown = ok(await tablemere(['sink', 'create', api.warehouse, '--table', `${namespace}.other`, '--name', 'other_in', '--unknown-fields', 'add_columns', '--batch-ids', 'content', '--show-key']));
     expect(shown.stdout).toMatch(/\n\s+new fields\s+added to the table as optional columns \(add_columns\)\n/);
+    expect(shown.stdout).toMatch(/\n\s+batch ids\s+by Idempotency-Key, else by the body's content \(content\)\n/);
+    expect((await sinkJson('other_in')).batch_ids).toBe('content');
     expect(shown.stdout).toMatch(/send key\s+al_send_[0-9a-f]{12}_[A-Za-z0-9_-]{43}\n/);
     expect(shown.stdout.match(/al_send_/g)).toHaveLength(1);
 
@@ -377,6 +380,16 @@ describe('tablemere sink update', () => {
     expect((await sinkJson('events_in')).linger_ms).toBe(250);
     failed(await tablemere(['sink', 'update', 'events_in', '--linger-ms', '1001']), 2, /^error: --linger-ms: linger_ms is 0 to 1000/);
     expect(ok(await tablemere(['sink', 'update', 'events_in', '--linger-ms', '0'])).stdout).toMatch(/\n {2}intake\s+sends written at once/);
+  });
+
+  it('sets batch_ids both ways and shows it; refuses another mode before calling the API', async () => {
+    expect(ok(await tablemere(['sink', 'get', 'events_in'])).stdout).toMatch(/\n {2}batch ids\s+by Idempotency-Key, required \(key\)\n/);
+    const content = ok(await tablemere(['sink', 'update', 'events_in', '--batch-ids', 'content']));
+    expect(content.stdout).toMatch(/\n {2}batch ids\s+by Idempotency-Key, else by the body's content \(content\)\n/);
+    expect((await sinkJson('events_in')).batch_ids).toBe('content');
+    failed(await tablemere(['sink', 'update', 'events_in', '--batch-ids', 'hash']), 2, /--batch-ids.*key, content/);
+    expect(ok(await tablemere(['sink', 'update', 'events_in', '--batch-ids', 'key'])).stdout).toMatch(/\n {2}batch ids\s+by Idempotency-Key, required \(key\)\n/);
+    expect((await sinkJson('events_in')).batch_ids).toBe('key');
   });
 });
 

@@ -49,6 +49,17 @@ export const UnknownFields = z.enum(UNKNOWN_FIELDS_MODES);
 export type UnknownFields = z.infer<typeof UnknownFields>;
 
 /**
+ * How a send without an `Idempotency-Key` is named: `key` (the default) refuses it
+ * (idempotency_key_missing); `content` names it by its body (the decoded bytes' digest), so a
+ * resend of the same body is a replay and never a second batch. The trade: on a `content`
+ * sink two identical bodies sent within the replay window are one batch. A send with a key is
+ * named by its key either way.
+ */
+export const BATCH_IDS_MODES = ['key', 'content'] as const;
+export const BatchIds = z.enum(BATCH_IDS_MODES);
+export type BatchIds = z.infer<typeof BatchIds>;
+
+/**
  * PATCH /v1/sinks/{id|name}: the settings to change, each optional (none at all is 400
  * `nothing_to_update`). A new changeable setting is one more optional field here and one more
  * column in the API's SETTING_COLUMNS: the body stays a flat object of fields create takes.
@@ -58,5 +69,6 @@ export const UpdateSinkRequest = z.strictObject({
   min_snapshot_age_seconds: MinSnapshotAgeSeconds.optional(),
   unknown_fields: UnknownFields.optional(),
   linger_ms: LingerMs.optional(),
+  batch_ids: BatchIds.optional(),
 });
 export type UpdateSinkRequest = z.infer<typeof UpdateSinkRequest>;

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { SEND_KEY_PATTERN } from './keys.ts';
 import { StorableText, Timestamp, WarehouseName } from './names.ts';
 import { SinkCreatedTable, SinkTableRequest } from './sink-table.ts';
-import { KEEP_SNAPSHOTS_DEFAULT, KeepSnapshots, LINGER_MS_DEFAULT, LingerMs, MIN_SNAPSHOT_AGE_SECONDS_DEFAULT, MinSnapshotAgeSeconds, UnknownFields } from './sink-settings.ts';
+import { BatchIds, KEEP_SNAPSHOTS_DEFAULT, KeepSnapshots, LINGER_MS_DEFAULT, LingerMs, MIN_SNAPSHOT_AGE_SECONDS_DEFAULT, MinSnapshotAgeSeconds, UnknownFields } from './sink-settings.ts';
 import { QualifiedTableName } from './tables.ts';
 
 /** A sink id: `snk_` and 12 lowercase hex digits; the hex is also in the sink's send key. */
@@ -34,6 +34,8 @@ export function sinkIdOfSendKey(key: string): string | undefined {
 /** The producer's `Idempotency-Key`, which is the batch id. */
 export const IDEMPOTENCY_KEY_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
 export const BatchId = z.string().regex(IDEMPOTENCY_KEY_PATTERN, 'a batch id is 1-128 characters of A-Z a-z 0-9 . _ : -');
+/** A batch named by its content (a `batch_ids: content` sink's send without a key): this, then the body digest's 32 hex. */
+export const CONTENT_BATCH_ID_PREFIX = 'content-';
 
 /** Largest body the send route takes: 16 MiB. */
 export const SEND_BODY_LIMIT = 16 * 1024 * 1024;
@@ -84,6 +86,7 @@ export const CreateSinkRequest = z.strictObject({
   inactivity_seconds: z.number().int().min(INACTIVITY_SECONDS_MIN).max(ROLL_SECONDS_MAX).optional(),
   unknown_fields: UnknownFields.default('reject'),
   linger_ms: LingerMs.default(LINGER_MS_DEFAULT),
+  batch_ids: BatchIds.default('key'),
   /** Create the table in the same request (it must not exist yet). */
   create_table: SinkTableRequest.optional(),
   keep_snapshots: KeepSnapshots.default(KEEP_SNAPSHOTS_DEFAULT),
@@ -220,6 +223,8 @@ export const Sink = z.object({
   unknown_fields: UnknownFields,
   /** How long a send may wait for others to share its intake object (0: none). */
   linger_ms: z.number().int(),
+  /** How a send without an Idempotency-Key is named: refused (`key`) or by its body (`content`). */
+  batch_ids: BatchIds,
   lag: SinkLag,
   received: SinkReceived,
   last_roll: SinkLastRoll.nullable(),
@@ -324,6 +329,8 @@ export const SendResult = z.object({
   /** The first SEND_REASONS_LIMIT of those elements; `rejected` counts them all. */
   reasons: z.array(SendReason),
   batch_id: BatchId,
+  /** How this request named the batch: its `Idempotency-Key`, or its body's content (a `batch_ids: content` sink's send without a key). */
+  batch_id_from: z.enum(['key', 'content']),
   /** Size of the stored NDJSON object: every element's bytes, one per line. */
   bytes: Count,
   received_at: Timestamp,

@@ -83,7 +83,7 @@ export function sendKeyScope(keys: SendKeyCache, sinkIdOf: (request: FastifyRequ
       if (sinkIdOfSendKey(token) !== sinkId) throw sendKeyRefused();
       const record = await throughDatabase(() => keys.open(sinkId, token));
       if (!record) throw sendKeyRefused();
-      request.sender = { id: sinkId, projectId: record.projectId, warehouseId: record.warehouseId, lingerMs: record.lingerMs };
+      request.sender = { id: sinkId, projectId: record.projectId, warehouseId: record.warehouseId, lingerMs: record.lingerMs, batchIds: record.batchIds };
     });
     routes(scope);
   };

@@ -21,7 +21,7 @@ import { checkKeyDestination, type KeyDestination, keyFileOf, keyLines, PendingK
 import { integerOption, sizeOption } from '../options.ts';
 import { type SettingOptions, settingOptions, settingsBody } from '../sink-settings.ts';
 import { sinkTableFlag, type SinkTableOptions, sinkTableRequest } from '../sink-table.ts';
-import { describeLinger, describeRetention, describeRoll, describeUnknownFields } from '../sink-view.ts';
+import { describeBatchIds, describeLinger, describeRetention, describeRoll, describeUnknownFields } from '../sink-view.ts';
 import { tableLines } from '../table-view.ts';
 
 interface Options extends KeyDestination, SinkTableOptions, SettingOptions {
@@ -117,6 +117,7 @@ Examples:
         ...(sink.partition.length === 0 ? [] : [`  partition   ${sink.partition.join(', ')} (from the first roll)`]),
         ...(sink.unknown_fields === 'reject' ? [] : [`  new fields  ${describeUnknownFields(sink.unknown_fields)}`]),
         ...(sink.linger_ms === 0 ? [] : [`  intake      ${describeLinger(sink.linger_ms)}`]),
+        ...(sink.batch_ids === 'key' ? [] : [`  batch ids   ${describeBatchIds(sink.batch_ids)}`]),
         `  snapshots   ${describeRetention(sink.upkeep)}`,
         ...keyLines(sink, keyFile, options.save),
       ]);

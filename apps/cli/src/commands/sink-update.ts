@@ -23,12 +23,13 @@ export function addSinkUpdate(sink: Command, context: CommandContext): void {
       `
 Example:
   tablemere sink update events_in --keep-snapshots 168 --min-snapshot-age 1h
-  tablemere sink update events_in --unknown-fields add_columns`,
+  tablemere sink update events_in --unknown-fields add_columns
+  tablemere sink update logs_in --batch-ids content`,
     )
     .action(async (ref: string, options: Options, command: Command) => {
       const path = `/v1/sinks/${sinkSegment(ref)}`;
       const body = settingsBody(options);
-      if (Object.keys(body).length === 0) throw usageError('sink update: give at least one setting to change (--keep-snapshots, --min-snapshot-age, --unknown-fields)');
+      if (Object.keys(body).length === 0) throw usageError('sink update: give at least one setting to change (--keep-snapshots, --min-snapshot-age, --unknown-fields, --linger-ms, --batch-ids)');
       const answer = await context.api(command).patch(path, body, Sink);
       if (options.json) context.out.json(answer.body);
       else context.out.lines(sinkDetails(answer.value, context.now()));

@@ -13,7 +13,7 @@ let ingestUrl: string;
 
 const stored = (res: ServerResponse) =>
   res.writeHead(202, { 'content-type': 'application/json' }).end(
-    JSON.stringify({ accepted: 1, rejected: 0, reasons: [], batch_id: received.at(-1)!.key, bytes: 9, received_at: '2026-12-02T09:00:00.000001Z', state: 'pending' }),
+    JSON.stringify({ accepted: 1, rejected: 0, reasons: [], batch_id: received.at(-1)!.key, batch_id_from: 'key', bytes: 9, received_at: '2026-12-02T09:00:00.000001Z', state: 'pending' }),
   );
 const refused = (status: number, code: string, retryAfter?: number) => (res: ServerResponse) =>
   res

@@ -1,11 +1,11 @@
-import { SEND_REASONS_LIMIT, type SendResult } from '@tablemere/contracts';
+import { type BatchIds, SEND_REASONS_LIMIT } from '@tablemere/contracts';
 import type { Pool } from '@tablemere/db';
 import type { ObjectStore } from '@tablemere/store';
 import type { FastifyBaseLogger } from 'fastify';
 import { type ApiError, apiError, RETRY_AFTER_SECONDS } from '../../errors.ts';
 import { scanBatch, scanNdjson } from './scan.ts';
 import { sameBody, type BodyHashes, type LegacyDigests } from './body-digest.ts';
-import { ledgerEntry, storedAnswer, type AnswerColumns } from './ledger.ts';
+import { ledgerEntry, storedAnswer, type AnswerColumns, type StoredAnswer } from './ledger.ts';
 import type { SegmentWriter } from './segments.ts';
 import { intakeUnavailable, throughDatabase } from './unavailable.ts';
 import { sendKeyRefused } from '../sinks/send-keys.ts';
@@ -24,6 +24,8 @@ export interface SendingSink {
   warehouseId: string;
   /** The sink's linger_ms: how long a send may wait for others to share its segment. */
   lingerMs: number;
+  /** How the sink names a send without an Idempotency-Key (the send route names the batch before the intake sees it). */
+  batchIds: BatchIds;
 }
 
 export interface IntakeDeps {
@@ -49,7 +51,7 @@ export interface SendBody {
 export interface IntakeAnswer {
   /** 202 for a batch accepted now; 200 for a replay of one accepted before. */
   status: 200 | 202;
-  body: SendResult;
+  body: StoredAnswer;
 }
 
 /**
@@ -95,7 +97,7 @@ export async function acceptBatch(deps: IntakeDeps, sink: SendingSink, batchId: 
     });
   }
 
-  const response: SendResult = { accepted: objects, rejected: nonObjects, reasons, batch_id: batchId, bytes: ndjson.length, received_at: written.receivedAt, state: 'pending' };
+  const response: StoredAnswer = { accepted: objects, rejected: nonObjects, reasons, batch_id: batchId, bytes: ndjson.length, received_at: written.receivedAt, state: 'pending' };
   if (written.kind === 'settled') return { status: 202, body: response };
   // Nothing settled: the sink was deleted meanwhile, or a replay took the claim over and finished.
   const now = await throughDatabase(() => ledgerEntry(deps.pool, sink.id, batchId));

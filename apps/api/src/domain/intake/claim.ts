@@ -1,8 +1,7 @@
-import type { SendResult } from '@tablemere/contracts';
 import { queryOne, type Pool } from '@tablemere/db';
 import type { ClaimRequest, LedgerWrites } from './writes.ts';
 import { sameBody } from './body-digest.ts';
-import { ledgerEntry, receivedText, storedAnswer, type AnswerColumns } from './ledger.ts';
+import { ledgerEntry, receivedText, storedAnswer, type AnswerColumns, type StoredAnswer } from './ledger.ts';
 
 /**
  * A claim older than this is a leftover of a process that died between claim and answer (or
@@ -26,7 +25,7 @@ export type Claim =
    * batch is durable and is settled where it is, never written a second time.
    */
   | { kind: 'stored'; receivedAt: string; day: string; segmentId: string | null }
-  | { kind: 'replay'; response: SendResult }
+  | { kind: 'replay'; response: StoredAnswer }
   | { kind: 'conflict' }
   | { kind: 'in_progress' }
   /** The id's row holds a SHA-256 (before migration 0018) and the send was not hashed so. */

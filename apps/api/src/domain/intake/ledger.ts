@@ -23,10 +23,16 @@ export interface AnswerColumns {
 }
 
 /**
+ * A send's answer as the ledger row holds it: all of it but how the request named the batch,
+ * which the send route adds from the request (a replay may name it otherwise than the first send).
+ */
+export type StoredAnswer = Omit<SendResult, 'batch_id_from'>;
+
+/**
  * The answer a batch's send got (or, for a claim a roll consumed before it settled, would have
  * got), rebuilt from its ledger row: replays get it back, field for field.
  */
-export function storedAnswer(row: AnswerColumns): SendResult {
+export function storedAnswer(row: AnswerColumns): StoredAnswer {
   return {
     accepted: row.rows,
     rejected: row.rejected,

@@ -64,8 +64,8 @@ export async function createSink(deps: CreateSinkDeps, principal: Principal, req
       await query(
         client,
         `INSERT INTO sinks (id, project_id, warehouse_id, name, namespace, table_name, table_uuid, roll_seconds, roll_bytes,
-                            inactivity_seconds, send_key_sha256, unknown_fields, keep_snapshots, min_snapshot_age_seconds, partition_fields, linger_ms)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
+                            inactivity_seconds, send_key_sha256, unknown_fields, keep_snapshots, min_snapshot_age_seconds, partition_fields, linger_ms, batch_ids)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
         [
           sinkId,
           principal.projectId,
@@ -83,6 +83,7 @@ export async function createSink(deps: CreateSinkDeps, principal: Principal, req
           request.min_snapshot_age_seconds,
           partition,
           request.linger_ms,
+          request.batch_ids,
         ],
       );
     } catch (error) {
@@ -104,6 +105,7 @@ export async function createSink(deps: CreateSinkDeps, principal: Principal, req
         keep_snapshots: request.keep_snapshots,
         min_snapshot_age_seconds: request.min_snapshot_age_seconds,
         linger_ms: request.linger_ms,
+        batch_ids: request.batch_ids,
         ...(partition.length > 0 ? { partition } : {}),
         ...made?.auditDetails,
       },

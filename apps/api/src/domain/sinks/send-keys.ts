@@ -1,5 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { SEND_KEY_PATTERN } from '@tablemere/contracts';
+import { type BatchIds, SEND_KEY_PATTERN } from '@tablemere/contracts';
 import { queryOne, type Queryable } from '@tablemere/db';
 import { apiError, type ApiError } from '../../errors.ts';
 
@@ -47,6 +47,8 @@ export interface SinkKeyRecord {
   warehouseId: string;
   /** The sink's linger_ms (segments.ts). */
   lingerMs: number;
+  /** How the sink names a send without an Idempotency-Key (the send route). */
+  batchIds: BatchIds;
   digest: Buffer;
   /** The key before the newest rotation while its overlap lasts: its digest and when it stops, on this process's clock. */
   previous: { digest: Buffer; stopsAt: number } | null;
@@ -93,9 +95,9 @@ export class SendKeyCache {
 
   private async read(sinkId: string): Promise<SinkKeyRecord | undefined> {
     const askedAt = Date.now();
-    const row = await queryOne<{ project_id: string; warehouse_id: string; linger_ms: number; send_key_sha256: Buffer; previous_key_sha256: Buffer | null; previous_ms_left: number | null }>(
+    const row = await queryOne<{ project_id: string; warehouse_id: string; linger_ms: number; batch_ids: BatchIds; send_key_sha256: Buffer; previous_key_sha256: Buffer | null; previous_ms_left: number | null }>(
       this.db,
-      `SELECT project_id, warehouse_id, linger_ms, send_key_sha256, previous_key_sha256,
+      `SELECT project_id, warehouse_id, linger_ms, batch_ids, send_key_sha256, previous_key_sha256,
               (extract(epoch FROM previous_key_stops_at - now()) * 1000)::float8 AS previous_ms_left
          FROM sinks WHERE id = $1 AND deleted_at IS NULL`,
       [sinkId],
@@ -110,7 +112,7 @@ export class SendKeyCache {
       row.previous_key_sha256 !== null && row.previous_ms_left !== null && row.previous_ms_left > 0
         ? { digest: row.previous_key_sha256, stopsAt: askedAt + row.previous_ms_left }
         : null;
-    const record = { projectId: row.project_id, warehouseId: row.warehouse_id, lingerMs: row.linger_ms, digest: row.send_key_sha256, previous, readAt: Date.now() };
+    const record = { projectId: row.project_id, warehouseId: row.warehouse_id, lingerMs: row.linger_ms, batchIds: row.batch_ids, digest: row.send_key_sha256, previous, readAt: Date.now() };
     this.entries.set(sinkId, record);
     return record;
   }

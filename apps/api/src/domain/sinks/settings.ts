@@ -16,6 +16,7 @@ const SETTING_COLUMNS = {
   min_snapshot_age_seconds: 'min_snapshot_age_seconds',
   unknown_fields: 'unknown_fields',
   linger_ms: 'linger_ms',
+  batch_ids: 'batch_ids',
 } as const satisfies Record<keyof UpdateSinkRequest, keyof SinkRow>;
 
 type Setting = keyof typeof SETTING_COLUMNS;

@@ -19,6 +19,7 @@ export interface SinkRow {
   inactivity_seconds: number | null;
   unknown_fields: Sink['unknown_fields'];
   linger_ms: number;
+  batch_ids: Sink['batch_ids'];
   state: SinkState;
   last_roll: Sink['last_roll'];
   roll_error: Sink['roll_error'];
@@ -38,7 +39,7 @@ export interface SinkRow {
 
 /** The columns of SinkRow: the sink and its warehouse's name (never a key digest). */
 export const SINK_COLUMNS = `s.id, s.project_id, s.warehouse_id, w.name AS warehouse_name, s.name, s.namespace, s.table_name, s.table_uuid, s.partition_fields,
-  s.roll_seconds, s.roll_bytes, s.inactivity_seconds, s.unknown_fields, s.linger_ms, s.state, s.last_roll, s.roll_error, s.last_upkeep, s.keep_snapshots, s.min_snapshot_age_seconds,
+  s.roll_seconds, s.roll_bytes, s.inactivity_seconds, s.unknown_fields, s.linger_ms, s.batch_ids, s.state, s.last_roll, s.roll_error, s.last_upkeep, s.keep_snapshots, s.min_snapshot_age_seconds,
   s.rejects_rows_total, s.rejects_batches, s.rejects_last_at, s.key_rotated_at, CASE WHEN s.previous_key_stops_at > now() THEN s.previous_key_stops_at END AS old_key_stops_at,
   s.created_at, s.deleted_at`;
 export const SINK_FROM = 'sinks s JOIN warehouses w ON w.id = s.warehouse_id';
@@ -116,6 +117,7 @@ export async function describeSinks(db: Queryable, context: SinkViewContext, row
       },
       unknown_fields: row.unknown_fields,
       linger_ms: row.linger_ms,
+      batch_ids: row.batch_ids,
       lag: {
         batches_waiting: lag?.batches ?? 0,
         bytes_waiting: Number(lag?.bytes ?? 0),

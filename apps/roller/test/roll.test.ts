@@ -1,4 +1,5 @@
 import { commitSchemaChange, currentSchema, findInAncestry } from '@tablemere/iceberg';
+import { SendResult } from '@tablemere/contracts';
 import { encodeSegment, SEGMENT_CONTENT_TYPE } from '@tablemere/store';
 import { storedBatch } from '../../../tests/support/intake.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -106,6 +107,34 @@ describe('a roll, end to end', () => {
     const after = await stack.catalog.loadTable({ namespace: ns, name: 'events' });
     expect(after.metadata.schemas.length).toBe(schemas);
     expect(after.metadata.snapshots?.length).toBe(loaded.metadata.snapshots?.length);
+  });
+
+  it('rolls a batch named by its content (a batch_ids: content sink) as any other; its resend after the roll is a replay', async () => {
+    const ns = await table();
+    const sink = await createSink(stack, `shipped_${suffix()}`, `${ns}.events`, { batch_ids: 'content' });
+    // As a shipper with fixed headers sends: no Idempotency-Key.
+    const post = () =>
+      fetch(`${stack.apiUrl}/v1/sinks/${sink.id}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${sink.send_key}`, 'content-type': 'application/json' },
+        body: '[{"x": 1, "who": "shipped"}, {"x": 2}]',
+      });
+    const first = await post();
+    const firstText = await first.text();
+    expect(first.status, firstText).toBe(202);
+    const sent = SendResult.parse(JSON.parse(firstText));
+    expect(sent).toMatchObject({ batch_id: expect.stringMatching(/^content-[0-9a-f]{32}$/), batch_id_from: 'content' });
+
+    expect(await roll(sink.id)).toMatchObject({ outcome: 'committed', batches: 1, rows: 2, rejected_rows: 0 });
+    expect(await readBoth(stack, ns, 'events')).toEqual([
+      { x: 1, who: 'shipped', ok: null, at: null, __ingest_ts: micros(sent.received_at) },
+      { x: 2, who: null, ok: null, at: null, __ingest_ts: micros(sent.received_at) },
+    ]);
+    expect(await batchStatus(stack, sink.id, sent.batch_id)).toMatchObject({ state: 'committed', rows: 2 });
+    const again = await post();
+    expect(again.status).toBe(200);
+    expect(await again.text()).toBe(firstText);
+    expect(await intakeBatches(stack, sink.id)).toEqual([]);
   });
 
   it('commits nothing when every row is rejected, but writes the rejects, consumes the batch and reports', async () => {

@@ -242,7 +242,7 @@ async function debianPackage({ name, dir, files, what }) {
 }
 
 // Benthos for the shipper test (apps/roller/test/shippers-benthos.test.ts), built from the Go
-// module proxy: ~2 minutes cold on two cores, so here, alone, rather than in the test's set-up
+// module proxy: 50-100 s cold on two cores, so here, alone, rather than in the test's set-up
 // beside other test files; the test finds it cached (its own stamp, .cache/tools/).
 if (forTests) {
   try {

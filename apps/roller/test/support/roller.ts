@@ -12,7 +12,7 @@ export interface Finished {
   stderr: string;
 }
 
-function collect(child: ChildProcess): Promise<Finished> {
+export function collect(child: ChildProcess): Promise<Finished> {
   let stdout = '';
   let stderr = '';
   child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));

@@ -35,7 +35,7 @@ export function ensureBenthos({ quiet = false } = {}) {
   if (existsSync(binary) && existsSync(stamp) && readFileSync(stamp, 'utf8') === want) return binary;
 
   mkdirSync(dir, { recursive: true });
-  if (!quiet) console.error(`[benthos] building Benthos ${version} into ${path.relative(root, dir)} (modules from the Go module proxy; a few minutes the first time)`);
+  if (!quiet) console.error(`[benthos] building Benthos ${version} into ${path.relative(root, dir)} (modules from the Go module proxy; a minute or two the first time)`);
   const started = Date.now();
   // -mod=readonly: go.sum is committed and complete, so the build never resolves other versions.
   // Built beside and renamed into place, so a running test keeps the binary it started.

@@ -105,8 +105,11 @@ export interface SendAnswer {
   text: string;
 }
 
-/** One POST of `body` as batch `batchId` to `sink`'s send route at `to`, over a plain keep-alive `agent`, as a producer would (fetch costs several times more CPU). */
-export function postBatch(agent: http.Agent, to: string, sink: { id: string; send_key: string }, batchId: string, body: Buffer, encoding?: string): Promise<SendAnswer> {
+/**
+ * One POST of `body` as batch `batchId` to `sink`'s send route at `to`, over a plain keep-alive `agent`, as a producer would (fetch costs several times more CPU).
+ * Without a `batchId` no Idempotency-Key is sent: a `batch_ids: content` sink names the batch by its body.
+ */
+export function postBatch(agent: http.Agent, to: string, sink: { id: string; send_key: string }, batchId: string | undefined, body: Buffer, encoding?: string): Promise<SendAnswer> {
   const server = new URL(to);
   return new Promise((resolve, reject) => {
     const req = http.request(
@@ -118,7 +121,7 @@ export function postBatch(agent: http.Agent, to: string, sink: { id: string; sen
         agent,
         headers: {
           authorization: `Bearer ${sink.send_key}`,
-          'idempotency-key': batchId,
+          ...(batchId === undefined ? {} : { 'idempotency-key': batchId }),
           'content-type': 'application/json',
           'content-length': String(body.length),
           ...(encoding === undefined ? {} : { 'content-encoding': encoding }),

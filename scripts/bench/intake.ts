@@ -13,6 +13,9 @@
  * route in Node. They alternate in short rounds, so a machine whose load changes meanwhile
  * weighs on all alike. Each phase shows the CPU a batch cost the server, Postgres, the store
  * and the bench itself.
+ * Then the naming phase (issue 39): small sends of bodies never sent before to the sink with a key
+ * and, without one, to a `batch_ids: content` sink, in alternating rounds (goal: the content sink's
+ * API CPU per batch within 1.05x the key sink's).
  * Then the compressed phase (issue 24): the same small and large batches uncompressed, gzip and
  * zstd in alternating rounds, wire bytes and API CPU per batch for each.
  * Then 8 concurrent 16 MiB sends while the API's RSS is sampled from /proc. Prints
@@ -24,7 +27,7 @@
  *   npm run bench:intake [-- --seconds 12 --large 32 --rounds 4 --rss-rounds 3 --pin --profile DIR --node-arg=--perf-basic-prof]
  */
 import { execFileSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -284,23 +287,27 @@ async function main(): Promise<void> {
   let sink: CreatedSink | undefined;
   try {
     if (args.pin) pinSides([apiPid!, relay.child.pid!, fastifyRelay.child.pid!]);
-    await api(url, 'POST', '/v1/warehouses/garden/tables', adminKey, {
-      namespace,
-      name: 'events',
-      columns: [
-        { name: 'seq', type: 'long', required: true },
-        { name: 'device', type: 'string' },
-        { name: 'ts', type: 'timestamptz' },
-        { name: 't', type: 'double' },
-        { name: 'ok', type: 'boolean' },
-      ],
-    });
+    // A table has one sink: the content-named sink (the naming phase) has a twin of the table.
+    for (const name of ['events', 'events_by_content']) {
+      await api(url, 'POST', '/v1/warehouses/garden/tables', adminKey, {
+        namespace,
+        name,
+        columns: [
+          { name: 'seq', type: 'long', required: true },
+          { name: 'device', type: 'string' },
+          { name: 'ts', type: 'timestamptz' },
+          { name: 't', type: 'double' },
+          { name: 'ok', type: 'boolean' },
+        ],
+      });
+    }
     sink = (await api(url, 'POST', '/v1/sinks', adminKey, { name: 'bench', table: `${namespace}.events`, warehouse: 'garden' })) as CreatedSink;
     const target = sink;
+    const contentSink = (await api(url, 'POST', '/v1/sinks', adminKey, { name: 'bench-content', table: `${namespace}.events_by_content`, warehouse: 'garden', batch_ids: 'content' })) as CreatedSink;
     const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
     /** POSTs `body` as a batch to the server at `to` (the API, or the relay). */
-    const postTo = async (to: string, batchId: string, body: Buffer, encoding?: string): Promise<number> => {
-      const answer = await postBatch(agent, to, target, batchId, body, encoding);
+    const postTo = async (to: string, batchId: string | undefined, body: Buffer, encoding?: string, into: CreatedSink = target): Promise<number> => {
+      const answer = await postBatch(agent, to, into, batchId, body, encoding);
       if (answer.status !== 202) throw new Error(`send: ${answer.status} ${answer.text}`);
       return body.length;
     };
@@ -357,6 +364,15 @@ async function main(): Promise<void> {
     describe(`small via Fastify relay (c=${SMALL_CONCURRENCY})`, smallFastifyRun!);
     // A lone producer: one send at a time, so nothing shares its segment; its latency is what grouping must not cost.
     const lone = describe('small via API, one producer (c=1)', await phase(1, { seconds: Math.min(seconds / 2, 6) }, (i) => sendOne(`lone-${i}`, smallBodies[i % smallBodies.length]!), apiPid));
+    // Bodies never sent before (a content sink would answer a repeated one as a replay), made alike for both sinks.
+    let fresh = 1_000_000_000;
+    const [keyNamedRun, contentNamedRun] = await alternate(rounds, [
+      // A key as producers make them (a UUID), about as long as a content-named id.
+      () => phase(SMALL_CONCURRENCY, slice, () => postTo(url, randomUUID(), smallBody((fresh += 100))), apiPid),
+      () => phase(SMALL_CONCURRENCY, slice, () => postTo(url, undefined, smallBody((fresh += 100)), undefined, contentSink), apiPid),
+    ]);
+    describe(`new bodies, key sink (c=${SMALL_CONCURRENCY})`, keyNamedRun!);
+    describe(`new bodies, content sink (c=${SMALL_CONCURRENCY})`, contentNamedRun!);
     const share = { count: Math.max(1, Math.round(largeCount / rounds)) };
     const [largeApiRun, largeBareRun, largeSdkRun, largeRelayRun] = await alternate(rounds, [
       (round) => phase(4, share, (i) => sendOne(`l-${round}-${i}`, largeBodies[i % largeBodies.length]!), apiPid),
@@ -439,13 +455,17 @@ async function main(): Promise<void> {
       `the same relay as a Fastify route ${fastifyRelayCpu.toFixed(2)} ms (${(fastifyRelayCpu / relayCpu).toFixed(2)}x); ` +
       `API ${largeApiCpu.toFixed(1)} ms per ~10 MB batch = ${(largeApiRun!.bytes / largeApiRun!.batches / MB / (largeApiCpu / 1000)).toFixed(0)} MB/s per core (goal <= 40 ms), the relay's ${largeRelayCpu.toFixed(1)} ms = ${(largeApiCpu / largeRelayCpu).toFixed(2)}x (goal <= 1.25x)`;
     console.log(`CPU: ${cpuLine}`);
+    const keyNamedCpu = perBatch(keyNamedRun!, 'serverCpuMs');
+    const contentNamedCpu = perBatch(contentNamedRun!, 'serverCpuMs');
+    const namingLine = `batches named by content: API ${contentNamedCpu.toFixed(3)} ms per small batch vs ${keyNamedCpu.toFixed(3)} ms by key = ${(contentNamedCpu / keyNamedCpu).toFixed(2)}x (goal <= 1.05x, issue 39), API + Postgres ${(contentNamedCpu + perBatch(contentNamedRun!, 'postgresCpuMs')).toFixed(3)} vs ${(keyNamedCpu + perBatch(keyNamedRun!, 'postgresCpuMs')).toFixed(3)} ms, ${(contentNamedRun!.batches / contentNamedRun!.seconds).toFixed(0)} vs ${(keyNamedRun!.batches / keyNamedRun!.seconds).toFixed(0)} batches/s`;
+    console.log(namingLine);
     console.log(`API RSS: idle ${(idleRss / MIB).toFixed(0)} MiB, peak under 8 x 16 MiB sends ${(peakRss / MIB).toFixed(0)} MiB (VmHWM ${(hwm / MIB).toFixed(0)} MiB; goal <= 1024 MiB)`);
     const date = new Date().toISOString().slice(0, 16).replace('T', ' ');
     console.log(
       `\nSTATE.md: ${date}Z \`npm run bench:intake\` (${os.cpus().length} cores${args.pin ? ', server side and store pinned to a core each' : ''}, load average ${os.loadavg()[0]!.toFixed(1)}, API as a process on the local stack): small 100-row ~${(averageSmall / 1000).toFixed(0)} KB batches c=${SMALL_CONCURRENCY} ` +
         `${smallApi.perSecond.toFixed(0)}/s (p50 ${smallApi.p50.toFixed(0)} ms, p99 ${smallApi.p99.toFixed(0)} ms) vs bare signed PUT ${smallBare.perSecond.toFixed(0)}/s = ${smallRatio.toFixed(2)}x, vs SDK PutObject ${smallSdk.perSecond.toFixed(0)}/s = ${smallSdkRatio.toFixed(2)}x, bare relay ${smallRelay.perSecond.toFixed(0)}/s = ${relayRatio.toFixed(2)}x; ` +
         `large ~10 MB c=4 ${largeApi.mbPerSecond.toFixed(0)} MB/s (p50 ${largeApi.p50.toFixed(0)} ms, p99 ${largeApi.p99.toFixed(0)} ms) vs bare signed PUT ${largeBare.mbPerSecond.toFixed(0)} MB/s = ${largeRatio.toFixed(2)}x, vs SDK PutObject ${largeSdk.mbPerSecond.toFixed(0)} MB/s = ${largeSdkRatio.toFixed(2)}x; ` +
-        `peak API RSS under 8 concurrent 16 MiB sends ${(peakRss / MIB).toFixed(0)} MiB; CPU: ${cpuLine}; compressed: ${compressedLines.join('; ')}.`,
+        `peak API RSS under 8 concurrent 16 MiB sends ${(peakRss / MIB).toFixed(0)} MiB; CPU: ${cpuLine}; ${namingLine}; compressed: ${compressedLines.join('; ')}.`,
     );
   } finally {
     if (args.pin) unpinStack();

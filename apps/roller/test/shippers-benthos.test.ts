@@ -1,10 +1,11 @@
 import { CONTENT_BATCH_ID_PREFIX, type CreatedSink } from '@tablemere/contracts';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { stringify } from 'yaml';
 import { createSink, createTable } from './support/api.ts';
-import { benthosBinary, runBenthos } from './support/benthos.ts';
 import { pyicebergRows } from './support/readers.ts';
 import { runCli, summaries } from './support/roller.ts';
 import { startSendFaults, type SendFaultProxy } from './support/send-faults.ts';
+import { runShipper, shipperBinary } from './support/shippers.ts';
 import { startTestStack, suffix, type TestStack } from './support/stack.ts';
 
 /**
@@ -24,7 +25,7 @@ let proxy: SendFaultProxy | undefined;
 const ns = `benthos_${suffix()}`;
 
 beforeAll(async () => {
-  [stack, binary] = await Promise.all([startTestStack(), benthosBinary()]);
+  [stack, binary] = await Promise.all([startTestStack(), shipperBinary('benthos')]);
 }, 600_000);
 
 afterAll(async () => {
@@ -80,7 +81,8 @@ it('Benthos through refused and cut sends: every row in the table exactly once',
   const sink = await createSink(stack, `benthos_${suffix()}`, `${ns}.events`, { batch_ids: 'content' });
   proxy = await startSendFaults(stack.apiUrl, { refuseEvery: 7, cutEvery: 11 });
 
-  const run = await runBenthos(binary, benthosConfig(`${proxy.url}/v1/sinks/${sink.id}`, sink), 120_000);
+  const config = stringify(benthosConfig(`${proxy.url}/v1/sinks/${sink.id}`, sink));
+  const run = await runShipper({ binary, args: ['-c', 'config.yaml'], files: { 'config.yaml': config }, deadlineMs: 120_000 });
   expect(run.code, run.stderr).toBe(0);
   const shipped = performance.now();
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // Installs what a fresh clone lacks: npm packages, the project's Python venv (SeaweedFS and the
-// test readers), with --tests the Spark reader (PySpark and Iceberg's jars), Prometheus and Benthos, and with
-// --tests or --catalog reference|nessie the JVM catalogs' jars. Plain Node with no dependencies,
-// because it runs before `npm ci` has.
+// test readers), with --tests the Spark reader (PySpark and Iceberg's jars), Prometheus, Benthos
+// and Telegraf, and with --tests or --catalog reference|nessie the JVM catalogs' jars. Plain Node
+// with no dependencies, because it runs before `npm ci` has.
 // Re-runs an install only when its inputs changed (a hash stamp beside the install).
 import { createHash } from 'node:crypto';
 import { createReadStream, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -10,6 +10,7 @@ import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ensureBenthos } from '../tests/shippers/benthos/build.mjs';
+import { ensureTelegraf } from '../tests/shippers/telegraf/build.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const quiet = process.argv.includes('--quiet');
@@ -241,12 +242,14 @@ async function debianPackage({ name, dir, files, what }) {
   }, candidate);
 }
 
-// Benthos for the shipper test (apps/roller/test/shippers-benthos.test.ts), built from the Go
-// module proxy: 50-100 s cold on two cores, so here, alone, rather than in the test's set-up
-// beside other test files; the test finds it cached (its own stamp, .cache/tools/).
+// Benthos and Telegraf for the shipper tests (apps/roller/test/shippers-benthos.test.ts,
+// shippers-telegraf.test.ts), built from the Go module proxy: 50-100 s each cold on two cores,
+// so here, alone, rather than in the tests' set-up beside other test files; the tests find them
+// cached (their own stamps, .cache/tools/).
 if (forTests) {
   try {
     ensureBenthos({ quiet });
+    ensureTelegraf({ quiet });
   } catch (error) {
     console.error(`[install] ${error.message}`);
     process.exit(1);

@@ -2,8 +2,8 @@
 // Builds the Telegraf binary the shipper test drives from Telegraf's own module at a pinned
 // version (under its go.mod and go.sum), with only the plugins the test uses (Telegraf's `custom`
 // build tag, then a tag for each plugin), into .cache/tools/telegraf-<version>/
-// (../go-tool.mjs). Cold (empty GOMODCACHE and GOCACHE, two cores): 58 s, 1 s of it downloading
-// Telegraf's source. Run as a script it prints the binary's path (the test's set-up).
+// (../go-tool.mjs). Cold (empty GOMODCACHE and GOCACHE, two cores): 55-58 s, 1 s of it
+// downloading Telegraf's source. Run as a script it prints the binary's path (the test's set-up).
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';

@@ -1,7 +1,7 @@
-// Builds a Go program a shipper test drives (Benthos, Telegraf) into .cache/tools/<name>-<version>/,
-// once: a stamp beside the binary holds what it was built from, how, and `go version`, and a
-// binary with a matching stamp is reused. Plain Node with no dependencies, so that
-// scripts/ensure-install.mjs can import it before `npm ci` has.
+// Builds a Go program a shipper test drives (Benthos, Telegraf) into
+// .cache/tools/<name>-<version>/, once: a stamp beside the binary holds what it was built from,
+// how, and `go version`, and a binary with a matching stamp is reused. Plain Node with no
+// dependencies, so that scripts/ensure-install.mjs can import it before `npm ci` has.
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';

@@ -57,7 +57,7 @@ console.log(`
   env file       ${paths.envFile}   (admin key, endpoints, credentials; mode 0600)
   logs           ${paths.logs}/
 
-Quickstart, in another terminal at the repo root (README.md has the whole walk-through):
+Quickstart, in another terminal at the repo root (README.md walks through it):
 
   npx tablemere sink create ${WAREHOUSE_NAME} --table garden.events --name events_in \\
       --column x:long:required --column who:string \\

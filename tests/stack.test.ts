@@ -9,7 +9,7 @@ import { isAlive } from '../scripts/stack/process.ts';
 import { readState } from '../scripts/stack/state.ts';
 import { parseEnvFile, repoRoot, stackEnv, stackEnvFile } from './support/stack.ts';
 
-/** Every variable the README promises in `.stack/env`. */
+/** Every variable docs/development.md promises in `.stack/env`. */
 const DOCUMENTED = [
   'TABLEMERE_API_URL',
   'TABLEMERE_API_KEY',

@@ -27,7 +27,12 @@ async function main(): Promise<void> {
   }
 
   const { applied } = await migrate(config.databaseUrl);
-  const pool = createPool(config.databaseUrl, { applicationName: 'tablemere-api' });
+  const pool = createPool(config.databaseUrl, {
+    applicationName: 'tablemere-api',
+    // A restarted or failed-over Postgres ends every idle connection: the pool drops them and
+    // opens new ones on demand, and sends answer 503 intake_unavailable until it is back.
+    onIdleError: (error) => logger.warn({ err: { message: error.message, code: (error as { code?: string }).code } }, 'postgres connection lost'),
+  });
   const s3 = createS3Client({
     region: config.store.region,
     ...(config.store.endpoint ? { endpoint: config.store.endpoint } : {}),

@@ -9,21 +9,36 @@ export interface PoolOptions {
   max?: number;
   /** Fail fast when Postgres is unreachable instead of waiting on the OS timeout. */
   connectionTimeoutMillis?: number;
+  /**
+   * Told when an idle connection fails (Postgres restarted, a failover, the backend terminated).
+   * The pool has already dropped that connection and opens a new one when next asked.
+   */
+  onIdleError?: (error: Error) => void;
+}
+
+/**
+ * The default for `onIdleError`: one line on stderr. Without any listener, Node turns the pool's
+ * 'error' event into an uncaught exception and the process exits.
+ */
+function reportIdleError(error: Error): void {
+  process.stderr.write(`postgres: an idle connection failed and was dropped: ${error.message}\n`);
 }
 
 /** A connection pool for `databaseUrl`. The caller owns it and must `end()` it. */
 export function createPool(databaseUrl: string, options: PoolOptions = {}): Pool {
-  return new pg.Pool({
+  const pool = new pg.Pool({
     connectionString: databaseUrl,
     application_name: options.applicationName ?? 'tablemere',
     max: options.max ?? 10,
     connectionTimeoutMillis: options.connectionTimeoutMillis ?? 5_000,
   });
+  pool.on('error', options.onIdleError ?? reportIdleError);
+  return pool;
 }
 
 /**
  * Ends the pool once its connections have closed: pool.end() resolves while they are still
- * closing, and dropping the database WITH (FORCE) under one makes it emit an error nobody listens for.
+ * closing, and dropping the database WITH (FORCE) under one would report a failed connection.
  */
 export async function endPool(pool: Pool): Promise<void> {
   let open = pool.totalCount;

@@ -180,6 +180,21 @@ export class ObjectStore {
     };
   }
 
+  /**
+   * The whole object (or `range` of it) in memory, with its head. A body cut off on the way (a
+   * reset, a link down mid-read) is a StoreError `unavailable` like a request with no answer.
+   */
+  async getBytes(key: string, options: { abortSignal?: AbortSignal; range?: { start: number; end: number } } = {}): Promise<{ head: ObjectHead; bytes: Buffer }> {
+    const { head, body } = await this.get(key, options);
+    const chunks: Buffer[] = [];
+    try {
+      for await (const chunk of body) chunks.push(chunk as Buffer);
+    } catch (error) {
+      throw toStoreError(`get ${this.uri(key)} (body)`, error);
+    }
+    return { head, bytes: Buffer.concat(chunks) };
+  }
+
   /** One page of the keys under `prefix`, in key order. */
   async listPage(prefix: string, options: ListOptions = {}): Promise<ListPage> {
     const what = `list ${this.uri(prefix)}`;

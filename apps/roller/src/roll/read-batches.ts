@@ -100,10 +100,7 @@ export async function* readObjects(ctx: RollContext, chosen: readonly IntakeObje
 async function readOne(ctx: RollContext, object: IntakeObject): Promise<ReadObject | undefined> {
   checkpoint(ctx);
   try {
-    const { head, body } = await ctx.intake.get(object.key);
-    const chunks: Buffer[] = [];
-    for await (const chunk of body) chunks.push(chunk as Buffer);
-    const bytes = Buffer.concat(chunks);
+    const { head, bytes } = await ctx.intake.getBytes(object.key);
     // The store's write time is the nearest truth where the intake's stamp is missing (never our clock).
     const written = (head.lastModified ?? object.lastModified ?? new Date(0)).toISOString();
     if (object.kind === 'segment') return { object, batches: segmentBatches(ctx, object, bytes, written) };

@@ -50,10 +50,7 @@ export async function resolveBatchLists(ctx: RollContext, snapshot: Snapshot): P
   checkpoint(ctx);
   let text: string;
   try {
-    const { body } = await ctx.intake.get(key);
-    const chunks: Buffer[] = [];
-    for await (const chunk of body) chunks.push(chunk as Buffer);
-    text = Buffer.concat(chunks).toString('utf8');
+    text = (await ctx.intake.getBytes(key)).bytes.toString('utf8');
   } catch (error) {
     if (isStoreError(error, 'not_found')) throw missing('is gone');
     throw toRollError(error, 'intake');

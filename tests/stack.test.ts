@@ -65,19 +65,25 @@ describe('the running local stack', () => {
   });
 });
 
+/** A port offset whose ports are all free, so a stack running beside this test is left alone. */
+async function freeOffset(candidates: number[]): Promise<number> {
+  for (const candidate of candidates) {
+    if ((await busyPorts(stackPorts(candidate))).length === 0) return candidate;
+  }
+  throw new Error('no free port offset for a second stack');
+}
+
+/** A directory for a second stack's state, data and logs. */
+function stackDir(): string {
+  const dir = mkdtempSync(path.join(tmpdir(), 'tablemere-stack-'));
+  chmodSync(dir, 0o755); // Postgres runs as its own user and must reach its data dir
+  return dir;
+}
+
 describe('npm start', () => {
   it('stops every process on SIGINT and starts again afterwards', async () => {
-    // An offset whose ports are all free, so a stack running beside this test is left alone.
-    let offset: number | undefined;
-    for (const candidate of [3000, 3700, 4400, 6100, 6800, 7500]) {
-      if ((await busyPorts(stackPorts(candidate))).length === 0) {
-        offset = candidate;
-        break;
-      }
-    }
-    if (offset === undefined) throw new Error('no free port offset for a second stack');
-    const dir = mkdtempSync(path.join(tmpdir(), 'tablemere-stack-'));
-    chmodSync(dir, 0o755); // Postgres runs as its own user and must reach its data dir
+    const offset = await freeOffset([3000, 3700, 4400, 6100, 6800, 7500]);
+    const dir = stackDir();
 
     const paths = stackPaths(repoRoot, dir);
     for (let round = 1; round <= 2; round++) {
@@ -106,9 +112,43 @@ describe('npm start', () => {
 
       child.kill('SIGINT');
       expect(await exited).toBe(0);
+      expect(output, 'a stopped process is not reported as dying').not.toContain(' exited (');
       await waitFor(() => !pids.some(isAlive), 15_000, 'every stack process to end');
       expect(existsSync(paths.envFile)).toBe(false);
       expect(existsSync(paths.stateFile)).toBe(false);
     }
   }, 300_000);
+});
+
+describe("the local stack's API and roller", () => {
+  it('are started again when they die, with which one and why said, and the last lines of its log', async () => {
+    const offset = await freeOffset([8200, 8900, 9600, 10300]);
+    const lines: string[] = [];
+    const stack = await startStack({ root: repoRoot, dir: stackDir(), portOffset: offset, databaseUrl: undefined, say: (line) => lines.push(line) });
+    try {
+      for (const [name, health] of [
+        ['api', `${stack.env.TABLEMERE_API_URL}/healthz`],
+        ['roller', `${stack.env.TABLEMERE_ROLLER_URL}/healthz`],
+      ] as const) {
+        const before = stack.pid(name)!;
+        process.kill(before, 'SIGKILL');
+        await waitFor(() => lines.some((line) => line.startsWith(`${name} restarted`)), 20_000, `${name} to restart`);
+        const exited = lines.find((line) => line.startsWith(`${name} exited`))!;
+        expect(exited).toContain('(SIGKILL)');
+        expect(exited).toContain(`logs/${name}.log`);
+        expect(exited.split('\n').length).toBeGreaterThan(1); // the log's last lines follow
+        expect(lines).toContain(`restarting ${name} in 1 s`);
+        const after = stack.pid(name)!;
+        expect(after).not.toBe(before);
+        let healthy = false;
+        for (let i = 0; i < 60 && !healthy; i++) {
+          healthy = await fetch(health).then((r) => r.ok, () => false);
+          if (!healthy) await new Promise((r) => setTimeout(r, 500));
+        }
+        expect(healthy, `${name} healthz after its restart`).toBe(true);
+      }
+    } finally {
+      await stack.stop();
+    }
+  }, 180_000);
 });

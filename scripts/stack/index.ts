@@ -10,6 +10,7 @@ import { startPostgres } from './postgres.ts';
 import { startProcess, type Managed } from './process.ts';
 import { httpStatusIs, waitUntilReady } from './ready.ts';
 import { startSeaweed } from './seaweed.ts';
+import { reportExit, supervise, type Supervised } from './supervise.ts';
 import { reapStale, runningStack, writeState } from './state.ts';
 
 export interface StackOptions {
@@ -30,6 +31,8 @@ export interface Stack {
   /** Milliseconds each component took to become ready, and the whole start. */
   timings: Record<string, number>;
   stop(): Promise<void>;
+  /** The pid of a supervised service (`api`, `roller`) as it runs now. */
+  pid(name: string): number | undefined;
 }
 
 export const TABLE_BUCKET = 'warehouse';
@@ -86,8 +89,11 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
   const started = Date.now();
   const stops: Array<() => Promise<void>> = [];
   const procs: Managed[] = [];
+  const services: Record<string, Supervised> = {};
 
+  let stopping = false;
   const stop = async () => {
+    stopping = true;
     rmSync(paths.envFile, { force: true });
     for (const s of stops.reverse()) await s().catch(() => {});
     rmSync(paths.stateFile, { force: true });
@@ -128,6 +134,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     );
     procs.push(weed);
     stops.push(() => weed.stop());
+    reportExit(weed, say, () => stopping);
     recordState();
 
     const store = { endpoint: s3Url, region: REGION, ...creds };
@@ -137,6 +144,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       const running = await timed(jvmCatalog, () => startJvmCatalog(jvmCatalog, jvmCatalogOptions(opts.root, paths, ports, jvmCatalog, store)));
       procs.push(running.proc);
       stops.push(() => running.proc.stop());
+      reportExit(running.proc, say, () => stopping);
       recordState();
       catalog = running.endpoint;
     }
@@ -177,20 +185,32 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       TABLEMERE_INTERNAL_PORT: String(ports.internal),
       TABLEMERE_INTERNAL_URL: `http://127.0.0.1:${ports.internal}`,
     };
+    // The API and the roller are restarted when they die (supervise.ts); the stores are not.
     const service = (name: string, entry: string, healthUrl: string, env: NodeJS.ProcessEnv = serviceEnv) =>
       timed(name, async () => {
-        const proc = startProcess({
-          name,
-          cmd: process.execPath,
-          args: ['--import', 'tsx', entry],
-          cwd: opts.root,
-          env,
-          logFile: path.join(paths.logs, `${name}.log`),
-        });
-        procs.push(proc);
-        stops.push(() => proc.stop());
+        const launch = () =>
+          startProcess({
+            name,
+            cmd: process.execPath,
+            args: ['--import', 'tsx', entry],
+            cwd: opts.root,
+            env,
+            logFile: path.join(paths.logs, `${name}.log`),
+          });
+        const proc = launch();
+        const slot = procs.push(proc) - 1;
+        let supervised: Supervised | undefined;
+        stops.push(() => supervised?.stop() ?? proc.stop());
         recordState();
         await waitUntilReady(name, () => httpStatusIs(healthUrl), { deadlineMs: 60_000, proc });
+        supervised = supervise(proc, launch, {
+          say,
+          onRestart: (next) => {
+            procs[slot] = next;
+            recordState();
+          },
+        });
+        services[name] = supervised;
       });
     await service('api', 'apps/api/src/start.ts', `${apiUrl}/healthz`, serviceEnv);
     await service('roller', 'apps/roller/src/main.ts', `http://127.0.0.1:${ports.roller}/healthz`);
@@ -225,7 +245,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     };
     timings.total = Date.now() - started;
     writeEnvFile(paths.envFile, env, `local stack started ${new Date(started).toISOString()} by pid ${process.pid}; source it to reach the stack`);
-    return { env, timings, stop };
+    return { env, timings, stop, pid: (name) => services[name]?.current().child.pid };
   } catch (err) {
     await stop();
     throw err;

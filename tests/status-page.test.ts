@@ -114,11 +114,11 @@ describe('the status page', () => {
     expect(answer.headers.get('cache-control')).toBe('no-store');
     const status = OperatorStatus.parse(await answer.json());
     const shown = status.sinks.find((s) => s.id === rolled.id)!;
-    expect(shown.last_day).toEqual({ committed_rolls: 1, failed_rolls: 0, rejected_rows: 1 });
+    expect(shown.last_day).toEqual({ committed_rolls: 1, failed_rolls: 0, failure_reasons: {}, rejected_rows: 1 });
     expect(shown.last_roll).toMatchObject({ batches: 2, rows: 3, rejected_rows: 1 });
     expect(shown.lag.batches_waiting).toBe(1);
     expect(shown.upkeep.last_run).not.toBeNull();
-    expect(status.sinks.find((s) => s.id === stalled.id)).toMatchObject({ last_day: { failed_rolls: 2 }, roll_error: { code: 'table_unsupported', attempts: 2 } });
+    expect(status.sinks.find((s) => s.id === stalled.id)).toMatchObject({ last_day: { failed_rolls: 2, failure_reasons: { table_unsupported: 2 } }, roll_error: { code: 'table_unsupported', attempts: 2 } });
 
     const html = await fetch(`${stack.apiUrl}/status`);
     expect(html.headers.get('content-type')).toBe('text/html; charset=utf-8');

@@ -521,6 +521,30 @@ describe('PUT /internal/sinks/{id}/state', () => {
   });
 });
 
+describe('PUT /internal/sinks/{id}/roll-error', () => {
+  it('counts every failed roll by reason on the status page, intents or not, and a good roll ends the run', async () => {
+    const sinkId = await insertSink(api.pool, api, { roll_seconds: 60 });
+    const { lease_id } = Lease.parse((await lease(sinkId, 'roller-a')).body);
+    // Rolls that failed before any intent: the store, then the catalog out of reach.
+    for (const code of ['store_unavailable', 'store_unavailable', 'catalog_unavailable']) {
+      const res = await api.callInternal('PUT', `/internal/sinks/${sinkId}/roll-error`, { lease_id, error: { code, message: `${code} in a test` } });
+      expect(res.status, res.text).toBe(200);
+    }
+    const lastDay = async () => {
+      const res = await call(api.app, 'GET', '/v1/status', { key: api.adminKey });
+      expect(res.status, res.text).toBe(200);
+      return (res.body.sinks as Array<{ id: string; last_day: unknown; roll_error: unknown }>).find((s) => s.id === sinkId)!;
+    };
+    expect(await lastDay()).toMatchObject({
+      last_day: { committed_rolls: 0, failed_rolls: 3, failure_reasons: { store_unavailable: 2, catalog_unavailable: 1 } },
+      roll_error: { code: 'catalog_unavailable', attempts: 3 },
+    });
+    expect((await api.callInternal('PUT', `/internal/sinks/${sinkId}/roll-error`, { lease_id, error: null })).status).toBe(200);
+    // The run of failures ends; the day's count of them stays.
+    expect(await lastDay()).toMatchObject({ last_day: { failed_rolls: 3 }, roll_error: null });
+  });
+});
+
 describe('POST /internal/sinks/{id}/upkeep', () => {
   const startedAt = '2026-11-30T10:00:00.123456Z';
   const done = {

@@ -7,11 +7,14 @@ const Count = z.number().int().nonnegative();
 /** GET /v1/status takes no query: the page asks for everything and sorts it itself. */
 export const StatusQuery = z.strictObject({});
 
-/** A sink's rolls of the last 24 hours, from the roll records (kept 7 days after their roll). */
+/** A sink's rolls of the last 24 hours, from the roll records and failure reports (both kept 7 days). */
 export const SinkLastDay = z.object({
   /** Rolls that committed a snapshot. */
   committed_rolls: Count,
+  /** Every roll that failed, whether or not it reached its intent (aborted and taken-over rolls aside). */
   failed_rolls: Count,
+  /** The failed rolls by reason (`store_unavailable`, `catalog_unavailable`, …: the roller's failure codes). */
+  failure_reasons: z.record(z.string(), Count),
   /** Rows those rolls wrote to the rejects files. */
   rejected_rows: Count,
 });

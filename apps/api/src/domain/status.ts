@@ -8,20 +8,28 @@ interface LastDayRow extends SinkLastDay {
   sink_id: string;
 }
 
-const NO_ROLLS: SinkLastDay = { committed_rolls: 0, failed_rolls: 0, rejected_rows: 0 };
+const NO_ROLLS: SinkLastDay = { committed_rolls: 0, failed_rolls: 0, failure_reasons: {}, rejected_rows: 0 };
 
 /**
- * Each sink's rolls of the last 24 hours, in one grouped query over the roll records (the
- * sink_rolls_by_sink index); the rejected rows are those the roll reports counted.
+ * Each sink's rolls of the last 24 hours, in one grouped query: committed rolls and their
+ * rejected rows from the roll records (the sink_rolls_by_sink index), failed rolls by reason from
+ * the failures the rollers reported (sink_roll_failures_by_sink), whether or not they reached
+ * their intent.
  */
 async function lastDayOf(db: Queryable, sinkIds: string[]): Promise<Map<string, SinkLastDay>> {
   const rows = await query<LastDayRow>(
     db,
-    `SELECT sink_id,
-            count(*) FILTER (WHERE state = 'committed')::int AS committed_rolls,
-            count(*) FILTER (WHERE state = 'failed')::int AS failed_rolls,
-            coalesce(sum((report->>'rejected_rows')::bigint) FILTER (WHERE state = 'committed'), 0)::float8 AS rejected_rows
-       FROM sink_rolls WHERE sink_id = ANY($1) AND created_at > now() - interval '1 day' GROUP BY sink_id`,
+    `WITH committed AS (
+       SELECT sink_id, count(*)::int AS committed_rolls, coalesce(sum((report->>'rejected_rows')::bigint), 0)::float8 AS rejected_rows
+         FROM sink_rolls WHERE sink_id = ANY($1) AND state = 'committed' AND created_at > now() - interval '1 day' GROUP BY sink_id),
+     failed AS (
+       SELECT sink_id, sum(n)::int AS failed_rolls, jsonb_object_agg(code, n) AS failure_reasons
+         FROM (SELECT sink_id, code, count(*)::int AS n FROM sink_roll_failures
+                WHERE sink_id = ANY($1) AND failed_at > now() - interval '1 day' GROUP BY sink_id, code) AS by_code
+        GROUP BY sink_id)
+     SELECT sink_id, coalesce(c.committed_rolls, 0) AS committed_rolls, coalesce(f.failed_rolls, 0) AS failed_rolls,
+            coalesce(f.failure_reasons, '{}'::jsonb) AS failure_reasons, coalesce(c.rejected_rows, 0) AS rejected_rows
+       FROM committed c FULL JOIN failed f USING (sink_id)`,
     [sinkIds],
   );
   return new Map(rows.map(({ sink_id, ...figures }) => [sink_id, figures]));

@@ -140,8 +140,12 @@ function lastRollCell(sink) {
 }
 
 function rollsCell(sink) {
-  const { committed_rolls, failed_rolls } = sink.last_day;
-  return cell('num', el('span', count(committed_rolls)), failed_rolls > 0 ? el('span', ` +${count(failed_rolls)} failed`, 'over') : null);
+  const { committed_rolls, failed_rolls, failure_reasons } = sink.last_day;
+  if (failed_rolls === 0) return cell('num', el('span', count(committed_rolls)));
+  const failed = el('span', ` +${count(failed_rolls)} failed`, 'over');
+  // Why they failed, most frequent first: "store_unavailable 3, catalog_unavailable 1".
+  failed.title = Object.entries(failure_reasons ?? {}).sort((a, b) => b[1] - a[1]).map(([code, n]) => `${code} ${count(n)}`).join(', ');
+  return cell('num', el('span', count(committed_rolls)), failed);
 }
 
 function errorCell(sink) {

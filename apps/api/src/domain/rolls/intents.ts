@@ -76,8 +76,12 @@ export async function listRolls(db: Queryable, sinkId: string, options: RollsQue
   return rows.map(toRollIntent);
 }
 
-/** Deletes rolls closed more than `days` ago; open intents stay until a report closes them. */
+/**
+ * Deletes rolls closed more than `days` ago, and failed rolls' records as old; open intents stay
+ * until a report closes them.
+ */
 export async function pruneRolls(db: Queryable, days = REPLAY_WINDOW_DAYS): Promise<number> {
   const rows = await query(db, `DELETE FROM sink_rolls WHERE state <> 'open' AND closed_at < now() - make_interval(days => $1) RETURNING 1`, [days]);
+  await query(db, 'DELETE FROM sink_roll_failures WHERE failed_at < now() - make_interval(days => $1)', [days]);
   return rows.length;
 }

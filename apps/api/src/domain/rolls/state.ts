@@ -28,7 +28,8 @@ export async function setSinkState(pool: Pool, sinkId: string, request: SinkStat
 
 /**
  * The roller's word after a roll: a failure counts into the sink's run of failures (`since`
- * stays the run's first), a good roll ends the run. Needs the lease. A sink entering or
+ * stays the run's first) and is kept with its reason for the status page's counts (whether or
+ * not the roll reached its intent), a good roll ends the run. Needs the lease. A sink entering or
  * leaving the stalled condition is audited as `sink.stalled` / `sink.recovered`.
  */
 export async function setRollError(pool: Pool, sinkId: string, request: RollErrorRequest): Promise<RollErrorResult> {
@@ -48,6 +49,7 @@ export async function setRollError(pool: Pool, sinkId: string, request: RollErro
       [sinkId, request.error?.code ?? null, request.error?.message ?? null],
     );
     const { before, after } = row!;
+    if (request.error) await query(client, 'INSERT INTO sink_roll_failures (sink_id, code) VALUES ($1, $2)', [sinkId, request.error.code]);
     if ((before === null) !== (after === null)) {
       await recordAudit(client, {
         projectId: sink.project_id,

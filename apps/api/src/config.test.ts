@@ -76,6 +76,29 @@ describe('loadConfig', () => {
   });
 });
 
+describe('the public URL', () => {
+  it('is required once the API listens beyond the loopback, and never an unspecified address', () => {
+    expect(problems({ ...valid, TABLEMERE_API_HOST: '0.0.0.0' })).toEqual([
+      'TABLEMERE_PUBLIC_URL is not set while TABLEMERE_API_HOST is 0.0.0.0: set it to the address clients use (the load balancer\'s)',
+    ]);
+    expect(problems({ ...valid, TABLEMERE_API_HOST: '10.0.0.5' })).toHaveLength(1);
+    expect(problems({ ...valid, TABLEMERE_PUBLIC_URL: 'http://0.0.0.0:8787' })).toEqual([
+      'TABLEMERE_PUBLIC_URL names an unspecified address (0.0.0.0 or ::): set it to the address clients use',
+    ]);
+    expect(problems({ ...valid, TABLEMERE_PUBLIC_URL: 'http://[::]:8787' })).toHaveLength(1);
+    expect(loadConfig({ ...valid, TABLEMERE_API_HOST: '0.0.0.0', TABLEMERE_PUBLIC_URL: 'https://ingest.example.com' }).publicUrl).toBe('https://ingest.example.com');
+    for (const host of ['127.0.0.1', 'localhost', '::1']) expect(problems({ ...valid, TABLEMERE_API_HOST: host }), host).toEqual([]);
+  });
+});
+
+describe('the database bound', () => {
+  it('is 10 s by default and read from TABLEMERE_DB_TIMEOUT_MS', () => {
+    expect(loadConfig(valid).dbTimeoutMs).toBe(10_000);
+    expect(loadConfig({ ...valid, TABLEMERE_DB_TIMEOUT_MS: '2500' }).dbTimeoutMs).toBe(2500);
+    expect(problems({ ...valid, TABLEMERE_DB_TIMEOUT_MS: '5' })).toHaveLength(1);
+  });
+});
+
 describe('the limits against slow clients', () => {
   it('are read from the environment and refused when not a positive whole number', () => {
     const config = loadConfig({ ...valid, TABLEMERE_HEADERS_TIMEOUT_MS: '2000', TABLEMERE_IDLE_TIMEOUT_MS: '5000', TABLEMERE_SEND_MAX_BYTES_IN_FLIGHT_PER_SINK: '1048576' });

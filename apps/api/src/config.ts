@@ -53,6 +53,8 @@ const Env = z.object({
    * write can last only in tests that kill a process on purpose.
    */
   TABLEMERE_STALE_CLAIM_SECONDS: z.coerce.number().int().min(1).default(STALE_CLAIM_SECONDS),
+  /** A statement of a request without an answer after this long fails (503 database_unavailable / intake_unavailable). */
+  TABLEMERE_DB_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
   /** Test-only: SIGKILL at this point of the first segment that reaches it (segments.ts). */
   TABLEMERE_API_CRASH_AT: z.enum(INTAKE_CRASH_POINTS).optional(),
 });
@@ -79,7 +81,25 @@ export interface Config {
   timeouts: ServerTimeouts;
   sendInFlight: InFlightLimits;
   staleClaimSeconds: number;
+  /** The bound on each statement a request runs (pg's query_timeout). */
+  dbTimeoutMs: number;
   intakeCrashAt: IntakeCrashPoint | null;
+}
+
+const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|\[::1\]|localhost)$/;
+const UNSPECIFIED = /^(0\.0\.0\.0|::|\[::\])$/;
+
+/**
+ * Every answer names the API's address (ingest URLs, the OpenAPI servers, key files), so behind a
+ * load balancer it must be the one public address, never the address of whichever process
+ * answered: required once the API listens beyond the loopback, and never an unspecified address.
+ */
+function publicUrlProblemOf(publicUrl: string | undefined, host: string): string | undefined {
+  if (publicUrl === undefined) {
+    return LOOPBACK.test(host) ? undefined : `TABLEMERE_PUBLIC_URL is not set while TABLEMERE_API_HOST is ${host}: set it to the address clients use (the load balancer's)`;
+  }
+  if (UNSPECIFIED.test(new URL(publicUrl).hostname)) return 'TABLEMERE_PUBLIC_URL names an unspecified address (0.0.0.0 or ::): set it to the address clients use';
+  return undefined;
 }
 
 export class ConfigError extends Error {
@@ -109,6 +129,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if ((e.AWS_ACCESS_KEY_ID === undefined) !== (e.AWS_SECRET_ACCESS_KEY === undefined)) {
     throw new ConfigError(['AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY must be set together, or neither']);
   }
+  const publicUrlProblem = publicUrlProblemOf(e.TABLEMERE_PUBLIC_URL, e.TABLEMERE_API_HOST);
+  if (publicUrlProblem) throw new ConfigError([publicUrlProblem]);
   const config: Config = {
     databaseUrl: e.DATABASE_URL,
     port: e.TABLEMERE_API_PORT,
@@ -137,6 +159,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     sendInFlight: { processBytes: e.TABLEMERE_SEND_MAX_BYTES_IN_FLIGHT, sinkBytes: e.TABLEMERE_SEND_MAX_BYTES_IN_FLIGHT_PER_SINK },
     staleClaimSeconds: e.TABLEMERE_STALE_CLAIM_SECONDS,
+    dbTimeoutMs: e.TABLEMERE_DB_TIMEOUT_MS,
     intakeCrashAt: e.TABLEMERE_API_CRASH_AT ?? null,
   };
   return deepFreeze(config);

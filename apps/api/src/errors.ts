@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { IcebergError } from '@tablemere/iceberg';
+import { DatabaseUnavailableError } from '@tablemere/db';
 import { z } from 'zod';
 import { lingerOnClose } from './http/lingering-close.ts';
 
@@ -60,6 +61,7 @@ export const ERROR_CODES = {
   catalog_error: { status: 502, message: "The warehouse's Iceberg catalog refused or failed the request; check the warehouse registration." },
   measure_failed: { status: 502, message: "Listing the warehouse's bucket with its S3 credentials failed; check its S3 endpoint and keys." },
   catalog_unavailable: { status: 503, message: "The warehouse's Iceberg catalog could not be reached; retry after Retry-After seconds.", retryAfter: true },
+  database_unavailable: { status: 503, message: 'The database could not be reached or did not answer in time; retry after Retry-After seconds.', retryAfter: true },
   intake_unavailable: { status: 503, message: 'The batch could not be stored (store or database unavailable) and was not accepted; send it again after Retry-After seconds.', retryAfter: true },
   intake_busy: { status: 503, message: 'Too many send bodies are in flight (for this sink or in all); nothing was read or stored: send it again after Retry-After seconds.', retryAfter: true },
 } as const satisfies Record<string, { status: number; message: string; retryAfter?: true }>;
@@ -159,6 +161,9 @@ export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
   if (error instanceof z.ZodError) return invalidRequest(error, 'body');
   if (error instanceof IcebergError) return catalogFailure(error);
+  if (error instanceof DatabaseUnavailableError) {
+    return apiError('database_unavailable', { headers: { 'retry-after': String(RETRY_AFTER_SECONDS) }, details: { retry_after: RETRY_AFTER_SECONDS }, cause: error });
+  }
   const code = (error as Partial<FastifyError> | undefined)?.code;
   const mapped = code === undefined ? undefined : FASTIFY_CODES[code];
   if (mapped) return apiError(mapped, { cause: error });

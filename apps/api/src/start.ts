@@ -29,6 +29,7 @@ async function main(): Promise<void> {
   const { applied } = await migrate(config.databaseUrl);
   const pool = createPool(config.databaseUrl, {
     applicationName: 'tablemere-api',
+    queryTimeoutMillis: config.dbTimeoutMs,
     // A restarted or failed-over Postgres ends every idle connection: the pool drops them and
     // opens new ones on demand, and sends answer 503 intake_unavailable until it is back.
     onIdleError: (error) => logger.warn({ err: { message: error.message, code: (error as { code?: string }).code } }, 'postgres connection lost'),
@@ -62,10 +63,17 @@ async function main(): Promise<void> {
     sinksEnabled: config.sinksEnabled,
     timeouts: config.timeouts,
   });
+  // The hourly maintenance is not a request: its pool has no statement bound (a day's prune may
+  // take seconds at fleet scale) and does not take connections from the requests' pool.
+  const maintenancePool = createPool(config.databaseUrl, {
+    applicationName: 'tablemere-api-maintenance',
+    max: 2,
+    onIdleError: (error) => logger.warn({ err: { message: error.message } }, 'postgres connection lost (maintenance)'),
+  });
   const maintenance = new Maintenance({
-    pool,
+    pool: maintenancePool,
     logger,
-    tasks: maintenanceTasks(pool, secrets, logger),
+    tasks: maintenanceTasks(maintenancePool, secrets, logger),
     intervalSeconds: config.maintenanceIntervalSeconds,
   });
 
@@ -77,7 +85,7 @@ async function main(): Promise<void> {
     try {
       await maintenance.stop();
       await Promise.all([app.close(), internalApp.close()]);
-      await pool.end();
+      await Promise.all([pool.end(), maintenancePool.end()]);
       s3.destroy();
     } finally {
       logger.flush();

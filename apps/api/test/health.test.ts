@@ -104,10 +104,11 @@ describe('probes', () => {
       expect(status).toBe(503);
       expect(body.checks.postgres).toMatchObject({ status: 'failed', reason: 'unreachable' });
       expect((await call(app, 'GET', '/healthz')).status).toBe(200);
-      // A route that needs the database fails as a 500 without detail.
+      // A route that needs the database says it is unavailable (retry), without detail.
       const res = await call(app, 'GET', '/v1/warehouses', { key: `al_key_000000000000_${'A'.repeat(43)}` });
-      expect(res.status).toBe(500);
-      expect(res.body.error).toMatchObject({ code: 'internal_error', request_id: expect.any(String) });
+      expect(res.status).toBe(503);
+      expect(res.body.error).toMatchObject({ code: 'database_unavailable', retry_after: 5, request_id: expect.any(String) });
+      expect(res.headers['retry-after']).toBe('5');
       expect(res.text).not.toMatch(/ECONNREFUSED|127\.0\.0\.1|postgres/);
     } finally {
       await app.close();

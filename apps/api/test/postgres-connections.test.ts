@@ -8,7 +8,7 @@
 import pg from 'pg';
 import { createPool, endPool } from '@tablemere/db';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { dropNamespace, startTestApi, type TestApi } from './support/harness.ts';
+import { call, dropNamespace, startTestApi, type Answer, type TestApi } from './support/harness.ts';
 import { createSink, createTable, send } from './support/sinks.ts';
 
 /** Ends every idle backend of `database` from a connection of its own; answers how many. */
@@ -104,5 +104,58 @@ describe('the API when Postgres ends its idle connections', () => {
     await until(() => api.pool.idleCount === 0, 5_000, 'the pool to drop its dead connections');
     const answer = await send(api.app, sink, '[{"x": 2}]');
     expect(answer.status, answer.text).toBe(202);
+  });
+});
+
+describe('a request whose statement Postgres does not answer in time', () => {
+  let api: TestApi;
+  const namespace = `pgwait_${process.pid}_${Date.now()}`;
+  beforeAll(async () => {
+    api = await startTestApi({ dbTimeoutMs: 1_000 });
+  });
+  afterAll(async () => {
+    if (!api) return;
+    await dropNamespace(api.env, namespace);
+    await api.close();
+  });
+
+  /** Holds `table` locked from another session while `during` runs, as a Postgres that stopped answering would. */
+  async function whileLocked(table: string, during: () => Promise<Answer>): Promise<Answer> {
+    const holder = new pg.Client({ connectionString: api.databaseUrl });
+    await holder.connect();
+    try {
+      await holder.query(`BEGIN; LOCK TABLE ${table} IN ACCESS EXCLUSIVE MODE`);
+      return await during();
+    } finally {
+      await holder.query('ROLLBACK').catch(() => undefined);
+      await holder.end();
+    }
+  }
+
+  it('answers 503 database_unavailable with Retry-After within the bound, and serves again once it answers', async () => {
+    const started = Date.now();
+    const refused = await whileLocked('api_keys', () => call(api.app, 'GET', '/v1/sinks', { key: api.adminKey }));
+    const took = Date.now() - started;
+    expect(refused.status, refused.text).toBe(503);
+    expect(refused.body.error.code).toBe('database_unavailable');
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+    expect(took).toBeGreaterThanOrEqual(1_000);
+    expect(took).toBeLessThan(5_000);
+    expect((await call(api.app, 'GET', '/v1/sinks', { key: api.adminKey })).status).toBe(200);
+  });
+
+  it('answers a send 503 intake_unavailable within the bound, stores nothing, and takes the same batch afterwards', async () => {
+    await createTable(api, namespace, 'events');
+    const sink = await createSink(api.app, api.adminKey, { name: `${namespace}_in`, table: `${namespace}.events` });
+    // The send key is now in this process's cache; the ledger is what the send waits on.
+    const started = Date.now();
+    const refused = await whileLocked('sink_batches', () => send(api.app, sink, '[{"x": 1}]', { batchId: 'held-1' }));
+    expect(refused.status, refused.text).toBe(503);
+    expect(refused.body.error.code).toBe('intake_unavailable');
+    expect(refused.headers['retry-after']).toBeDefined();
+    expect(Date.now() - started).toBeLessThan(5_000);
+    const accepted = await send(api.app, sink, '[{"x": 1}]', { batchId: 'held-1' });
+    expect(accepted.status, accepted.text).toBe(202);
+    expect(accepted.body).toMatchObject({ batch_id: 'held-1', accepted: 1 });
   });
 });

@@ -10,6 +10,12 @@ export interface PoolOptions {
   /** Fail fast when Postgres is unreachable instead of waiting on the OS timeout. */
   connectionTimeoutMillis?: number;
   /**
+   * A statement without an answer after this long fails (pg's client-side `query_timeout`), and
+   * its connection is dropped: a frozen or partitioned Postgres holds no caller longer. Unset:
+   * no bound, for work that is not a request (migrations, the hourly maintenance, benches).
+   */
+  queryTimeoutMillis?: number;
+  /**
    * Told when an idle connection fails (Postgres restarted, a failover, the backend terminated).
    * The pool has already dropped that connection and opens a new one when next asked.
    */
@@ -31,6 +37,7 @@ export function createPool(databaseUrl: string, options: PoolOptions = {}): Pool
     application_name: options.applicationName ?? 'tablemere',
     max: options.max ?? 10,
     connectionTimeoutMillis: options.connectionTimeoutMillis ?? 5_000,
+    ...(options.queryTimeoutMillis ? { query_timeout: options.queryTimeoutMillis } : {}),
   });
   pool.on('error', options.onIdleError ?? reportIdleError);
   return pool;

@@ -67,6 +67,8 @@ function commonErrors(method: string, auth: RouteAuth): ErrorCode[] {
   else if (auth === 'send_key') codes.push('unauthorized', 'send_only');
   else if (auth !== 'none') codes.push('unauthorized', 'send_only', ...(auth === 'read' ? [] : (['forbidden'] as const)));
   if (method !== 'GET') codes.push('invalid_json', 'unsupported_media_type', 'body_too_large');
+  // Every keyed route reads its key from Postgres.
+  if (auth !== 'none') codes.push('database_unavailable');
   return codes;
 }
 

@@ -52,6 +52,8 @@ export interface TestApiOptions {
   intakeBucket?: string;
   readinessTimeoutMs?: number;
   bodyLimit?: number;
+  /** The bound on each statement (TABLEMERE_DB_TIMEOUT_MS); none by default. */
+  dbTimeoutMs?: number;
 }
 
 /**
@@ -65,7 +67,7 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<TestAp
   const databaseUrl = url.toString();
   await createDatabase(databaseUrl);
   await migrate(databaseUrl);
-  const pool = createPool(databaseUrl, { applicationName: 'api-test' });
+  const pool = createPool(databaseUrl, { applicationName: 'api-test', ...(options.dbTimeoutMs ? { queryTimeoutMillis: options.dbTimeoutMs } : {}) });
   const secretKey = randomBytes(32).toString('base64');
   const boot = await bootstrap(pool, { secretKey, warehouse: options.warehouse ?? stackWarehouse(env) });
   const s3 = stackS3(env);

@@ -43,32 +43,48 @@ describe('probes', () => {
     expect(res.headers['x-request-id']).toEqual(expect.any(String));
   });
 
-  it('GET /readyz is 200 when Postgres, the store and the catalog answer', async () => {
+  it('GET /readyz is 200 when Postgres and the store answer, with each warehouse\'s catalog beside', async () => {
     const api = await open();
     const { status, body } = await readiness(api);
     expect(status).toBe(200);
     expect(body.status).toBe('ok');
     for (const check of Object.values(body.checks)) expect(check.status).toBe('ok');
+    expect(body.warehouses).toEqual([{ id: expect.any(String), status: 'ok', duration_ms: expect.any(Number) }]);
   });
 
-  it('GET /readyz is 503 when the first warehouse points at a closed port', async () => {
+  it('GET /readyz stays 200 when one warehouse\'s catalog is out of reach, and reports it by id beside one that answers', async () => {
     const api = await open({ warehouse: { ...stackWarehouse(stackEnv()), restUri: 'http://127.0.0.1:9' } });
-    const { status, body } = await readiness(api);
-    expect(status).toBe(503);
-    expect(body).toMatchObject({
-      status: 'unavailable',
-      checks: { postgres: { status: 'ok' }, store: { status: 'ok' }, catalog: { status: 'failed', reason: 'unreachable' } },
+    const good = stackWarehouse(stackEnv());
+    const added = await call(api.app, 'POST', '/v1/warehouses', {
+      key: api.adminKey,
+      body: {
+        name: 'reachable',
+        rest_uri: good.restUri,
+        warehouse: good.warehouse,
+        auth: { type: 'oauth2', client_id: api.env.AWS_ACCESS_KEY_ID, client_secret: api.env.AWS_SECRET_ACCESS_KEY },
+        s3: { endpoint: api.env.AWS_ENDPOINT_URL, region: api.env.AWS_REGION, access_key_id: api.env.AWS_ACCESS_KEY_ID, secret_access_key: api.env.AWS_SECRET_ACCESS_KEY },
+      },
     });
+    expect(added.status, added.text).toBe(201);
+    const { status, body } = await readiness(api);
+    expect(status).toBe(200);
+    expect(body.checks).toMatchObject({ postgres: { status: 'ok' }, store: { status: 'ok' } });
+    const byId = new Map(body.warehouses.map((w) => [w.id, w]));
+    expect(byId.get(added.body.id)).toMatchObject({ status: 'ok' });
+    expect(body.warehouses.filter((w) => w.id !== added.body.id)).toEqual([expect.objectContaining({ status: 'failed', reason: 'unreachable' })]);
+    expect(JSON.stringify(body)).not.toMatch(/127\.0\.0\.1|"reachable"|garden/);
   });
 
-  it('GET /readyz is 503 with reason timeout when the catalog never answers', async () => {
+  it('GET /readyz reports a catalog that never answers as timeout, within the deadline, and reuses catalog results for a while', async () => {
     const port = await silentPort();
     const api = await open({ warehouse: { ...stackWarehouse(stackEnv()), restUri: `http://127.0.0.1:${port}` }, readinessTimeoutMs: 300 });
     const started = Date.now();
     const { status, body } = await readiness(api);
     expect(Date.now() - started).toBeLessThan(3_000);
-    expect(status).toBe(503);
-    expect(body.checks.catalog).toMatchObject({ status: 'failed', reason: 'timeout' });
+    expect(status).toBe(200);
+    expect(body.warehouses).toEqual([expect.objectContaining({ status: 'failed', reason: 'timeout' })]);
+    const again = await readiness(api);
+    expect(again.body.warehouses).toEqual(body.warehouses);
   });
 
   it('GET /readyz is 503 when the intake bucket is missing', async () => {
@@ -76,15 +92,15 @@ describe('probes', () => {
     const { status, body } = await readiness(api);
     expect(status).toBe(503);
     expect(body.checks.store).toMatchObject({ status: 'failed', reason: 'error' });
-    expect(body.checks.catalog.status).toBe('ok');
+    expect(body.warehouses).toEqual([expect.objectContaining({ status: 'ok' })]);
   });
 
-  it('GET /readyz skips the catalog when no warehouse is registered', async () => {
+  it('GET /readyz lists no warehouse when none is registered', async () => {
     const api = await open();
     await api.pool.query('DELETE FROM audit_events; DELETE FROM warehouses');
     const { status, body } = await readiness(api);
     expect(status).toBe(200);
-    expect(body.checks.catalog).toMatchObject({ status: 'skipped', reason: 'no_warehouse' });
+    expect(body.warehouses).toEqual([]);
   });
 
   it('GET /readyz is 503 when Postgres is unreachable, and /healthz still 200', async () => {

@@ -1,11 +1,11 @@
 import { HeadBucketCommand, type S3Client } from '@aws-sdk/client-s3';
-import type { Readiness, ReadinessCheck } from '@tablemere/contracts';
+import type { Readiness, ReadinessCheck, WarehouseHealth } from '@tablemere/contracts';
 import { isIcebergError } from '@tablemere/iceberg';
 import type { Pool } from '@tablemere/db';
 import type { FastifyBaseLogger } from 'fastify';
 import { connectCatalog } from './catalogs.ts';
 import type { SecretBox } from './secrets.ts';
-import { openFirstWarehouse } from './warehouses.ts';
+import { openWarehouses } from './warehouses.ts';
 
 export interface ReadinessDeps {
   pool: Pool;
@@ -23,12 +23,17 @@ class CheckFailed extends Error {
   }
 }
 
-/** Runs `probe` under a deadline; `skip` means there was nothing to check. */
+/** Warehouses' catalogs checked at once; the rest wait their turn within the same request. */
+const CATALOG_CHECKS_AT_ONCE = 8;
+/** Catalog results are reused this long: a load balancer polling every few seconds must not poll every catalog as often. */
+const CATALOG_RESULTS_FOR_MS = 15_000;
+
+/** Runs `probe` under a deadline. */
 async function timed(
   name: string,
   log: FastifyBaseLogger,
   timeoutMs: number,
-  probe: (signal: AbortSignal) => Promise<'ok' | 'skip'>,
+  probe: (signal: AbortSignal) => Promise<void>,
   classify: (error: unknown) => Reason,
 ): Promise<ReadinessCheck> {
   const started = performance.now();
@@ -41,9 +46,8 @@ async function timed(
     }, timeoutMs);
   });
   try {
-    const outcome = await Promise.race([probe(controller.signal), deadline]);
-    const duration_ms = Math.round(performance.now() - started);
-    return outcome === 'ok' ? { status: 'ok', duration_ms } : { status: 'skipped', duration_ms, reason: 'no_warehouse' };
+    await Promise.race([probe(controller.signal), deadline]);
+    return { status: 'ok', duration_ms: Math.round(performance.now() - started) };
   } catch (error) {
     const reason = error instanceof CheckFailed ? error.reason : classify(error);
     log.warn({ check: name, reason, err: error }, 'readiness check failed');
@@ -59,28 +63,50 @@ function storeReason(error: unknown): Reason {
   return status === undefined ? 'unreachable' : 'error';
 }
 
+/** Each registered warehouse's catalog (`/v1/config`, authenticated as the warehouse), a few at a time. */
+async function checkCatalogs(deps: ReadinessDeps, log: FastifyBaseLogger): Promise<WarehouseHealth[]> {
+  const warehouses = await openWarehouses(deps.pool, deps.secrets);
+  const results: WarehouseHealth[] = new Array(warehouses.length);
+  let next = 0;
+  const worker = async () => {
+    for (let i = next++; i < warehouses.length; i = next++) {
+      const warehouse = warehouses[i]!;
+      const check = await timed(`catalog ${warehouse.id}`, log, deps.timeoutMs, () => connectCatalog(warehouse, deps.timeoutMs).then(() => undefined), (error) =>
+        isIcebergError(error, 'unavailable') ? 'unreachable' : 'error',
+      );
+      results[i] = { id: warehouse.id, ...check };
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(CATALOG_CHECKS_AT_ONCE, warehouses.length) }, worker));
+  return results;
+}
+
 /**
- * Checks each dependency in parallel, each under its own deadline: Postgres (`select 1`),
- * the intake bucket (HeadBucket) and the first registered warehouse's catalog (`/v1/config`,
- * authenticated as the warehouse). Ready only when none failed.
+ * A readiness check that remembers its catalog results for a while (one per API process):
+ * Postgres and the store are checked on every call, the catalogs at most every 15 s.
  */
-export async function checkReadiness(deps: ReadinessDeps, log: FastifyBaseLogger): Promise<Readiness> {
-  const [postgres, store, catalog] = await Promise.all([
-    timed('postgres', log, deps.timeoutMs, async () => {
-      await deps.pool.query('SELECT 1');
-      return 'ok';
-    }, () => 'unreachable'),
-    timed('store', log, deps.timeoutMs, async (abortSignal) => {
-      await deps.s3.send(new HeadBucketCommand({ Bucket: deps.intakeBucket }), { abortSignal });
-      return 'ok';
-    }, storeReason),
-    timed('catalog', log, deps.timeoutMs, async () => {
-      const warehouse = await openFirstWarehouse(deps.pool, deps.secrets);
-      if (!warehouse) return 'skip';
-      await connectCatalog(warehouse, deps.timeoutMs);
-      return 'ok';
-    }, (error) => (isIcebergError(error, 'unavailable') ? 'unreachable' : 'error')),
-  ]);
-  const ready = [postgres, store, catalog].every((check) => check.status !== 'failed');
-  return { status: ready ? 'ok' : 'unavailable', checks: { postgres, store, catalog } };
+export function readinessChecker(deps: ReadinessDeps): (log: FastifyBaseLogger) => Promise<Readiness> {
+  let catalogs: { at: number; results: Promise<WarehouseHealth[]> } | undefined;
+  return async (log) => {
+    const [postgres, store] = await Promise.all([
+      timed('postgres', log, deps.timeoutMs, async () => {
+        await deps.pool.query('SELECT 1');
+      }, () => 'unreachable'),
+      timed('store', log, deps.timeoutMs, async (abortSignal) => {
+        await deps.s3.send(new HeadBucketCommand({ Bucket: deps.intakeBucket }), { abortSignal });
+      }, storeReason),
+    ]);
+    let warehouses: WarehouseHealth[] = [];
+    if (postgres.status === 'ok') {
+      if (catalogs === undefined || Date.now() - catalogs.at > CATALOG_RESULTS_FOR_MS) catalogs = { at: Date.now(), results: checkCatalogs(deps, log) };
+      const pending = catalogs;
+      // A failed listing is not remembered: the next call tries again.
+      warehouses = await pending.results.catch(() => {
+        if (catalogs === pending) catalogs = undefined;
+        return [];
+      });
+    }
+    const ready = postgres.status === 'ok' && store.status === 'ok';
+    return { status: ready ? 'ok' : 'unavailable', checks: { postgres, store }, warehouses };
+  };
 }

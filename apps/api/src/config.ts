@@ -3,10 +3,13 @@ import { INTAKE_CRASH_POINTS, type IntakeCrashPoint } from './domain/intake/segm
 import { z } from 'zod';
 import { DEFAULT_IN_FLIGHT_LIMITS, type InFlightLimits } from './domain/intake/in-flight.ts';
 import { DEFAULT_SERVER_TIMEOUTS, type ServerTimeouts } from './http/server-limits.ts';
+import { readInternalTls, type InternalTls } from './http/internal-tls.ts';
 
 const Url = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
 const Millis = (fallback: number) => z.coerce.number().int().min(1).max(3_600_000).default(fallback);
 const Bytes = (fallback: number) => z.coerce.number().int().min(1).max(Number.MAX_SAFE_INTEGER).default(fallback);
+/** A bearer token: printable, no spaces, long enough not to be guessed. */
+const MetricsToken = z.string().regex(/^[\x21-\x7e]{16,}$/, { error: 'must be at least 16 printable characters without spaces' });
 const Flag = z.enum(['true', 'false', '1', '0']).transform((value) => value === 'true' || value === '1');
 
 /** A 32-byte key in base64: AES-256-GCM seals warehouse secrets with it. */
@@ -38,6 +41,11 @@ const Env = z.object({
   /** The roller's listener (/internal/*): never expose it publicly. */
   TABLEMERE_INTERNAL_HOST: z.string().min(1).default('127.0.0.1'),
   TABLEMERE_INTERNAL_PORT: z.coerce.number().int().min(0).max(65535).default(8789),
+  /** PEM certificate (chain) and key: the internal listener serves HTTPS with them; unset, plain HTTP. */
+  TABLEMERE_INTERNAL_TLS_CERT_FILE: z.string().min(1).optional(),
+  TABLEMERE_INTERNAL_TLS_KEY_FILE: z.string().min(1).optional(),
+  /** Set: GET /metrics needs `Authorization: Bearer <token>`; unset, it is open. */
+  TABLEMERE_METRICS_TOKEN: MetricsToken.optional(),
   /** How often the maintenance tasks (storage sweep, ledger pruning) run. */
   TABLEMERE_MAINTENANCE_INTERVAL_SECONDS: z.coerce.number().int().min(1).default(3600),
   /** Slow clients: how long the headers, the whole request, a silent connection and an idle keep-alive may take. */
@@ -76,7 +84,9 @@ export interface Config {
   sinksEnabled: boolean;
   sinkBacklog: { maxPendingBytes: number; maxPendingBatches: number };
   /** The second listener, serving only the roller's /internal routes. */
-  internal: { host: string; port: number };
+  internal: { host: string; port: number; tls: InternalTls | undefined };
+  /** TABLEMERE_METRICS_TOKEN: the bearer token /metrics needs, or undefined for an open /metrics. */
+  metricsToken: string | undefined;
   maintenanceIntervalSeconds: number;
   timeouts: ServerTimeouts;
   sendInFlight: InFlightLimits;
@@ -131,6 +141,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   const publicUrlProblem = publicUrlProblemOf(e.TABLEMERE_PUBLIC_URL, e.TABLEMERE_API_HOST);
   if (publicUrlProblem) throw new ConfigError([publicUrlProblem]);
+  if ((e.TABLEMERE_INTERNAL_TLS_CERT_FILE === undefined) !== (e.TABLEMERE_INTERNAL_TLS_KEY_FILE === undefined)) {
+    throw new ConfigError(['TABLEMERE_INTERNAL_TLS_CERT_FILE and TABLEMERE_INTERNAL_TLS_KEY_FILE must be set together, or neither (plain HTTP)']);
+  }
+  const internalTls = e.TABLEMERE_INTERNAL_TLS_CERT_FILE && e.TABLEMERE_INTERNAL_TLS_KEY_FILE ? readInternalTls(e.TABLEMERE_INTERNAL_TLS_CERT_FILE, e.TABLEMERE_INTERNAL_TLS_KEY_FILE) : undefined;
+  if (internalTls && 'problem' in internalTls) throw new ConfigError([internalTls.problem]);
   const config: Config = {
     databaseUrl: e.DATABASE_URL,
     port: e.TABLEMERE_API_PORT,
@@ -149,7 +164,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     sinksEnabled: e.AL_SINKS_ENABLED,
     sinkBacklog: { maxPendingBytes: e.TABLEMERE_SINK_MAX_PENDING_BYTES, maxPendingBatches: e.TABLEMERE_SINK_MAX_PENDING_BATCHES },
-    internal: { host: e.TABLEMERE_INTERNAL_HOST, port: e.TABLEMERE_INTERNAL_PORT },
+    internal: { host: e.TABLEMERE_INTERNAL_HOST, port: e.TABLEMERE_INTERNAL_PORT, tls: internalTls?.tls },
+    metricsToken: e.TABLEMERE_METRICS_TOKEN,
     maintenanceIntervalSeconds: e.TABLEMERE_MAINTENANCE_INTERVAL_SECONDS,
     timeouts: {
       headersMs: e.TABLEMERE_HEADERS_TIMEOUT_MS,

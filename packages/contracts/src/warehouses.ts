@@ -116,6 +116,29 @@ export const CreateWarehouseRequest = z.strictObject({
 });
 export type CreateWarehouseRequest = z.infer<typeof CreateWarehouseRequest>;
 
+/**
+ * PATCH /v1/warehouses/{warehouse}: new endpoints or credentials for a registration whose
+ * catalog or store moved (an address only one host could reach, a rotated secret). `auth` is
+ * replaced whole; `s3` field by field (the two keys together). The name and `sink_bucket` stay:
+ * batches already waiting in a sink bucket must stay where the roller finds them.
+ */
+export const UpdateWarehouseRequest = z.strictObject({
+  rest_uri: HttpUrl.optional(),
+  warehouse: StorableText.min(1).max(1024).optional(),
+  auth: CatalogAuthInput.optional(),
+  s3: z
+    .strictObject({ endpoint: HttpUrl.optional(), region: Region.optional(), access_key_id: Secret.optional(), secret_access_key: Secret.optional() })
+    .refine((s3) => (s3.access_key_id === undefined) === (s3.secret_access_key === undefined), {
+      message: 'give access_key_id and secret_access_key together, or neither',
+      path: ['secret_access_key'],
+    })
+    .optional(),
+});
+export type UpdateWarehouseRequest = z.infer<typeof UpdateWarehouseRequest>;
+
+/** The settings a PATCH of a warehouse takes, for `nothing_to_update`'s details (the key id stands for the key pair). */
+export const WAREHOUSE_SETTINGS = ['rest_uri', 'warehouse', 'auth', 's3.endpoint', 's3.region', 's3.access_key_id'] as const;
+
 /** A warehouse as the API shows it: the auth type only, never a secret. */
 export const Warehouse = z.object({
   id: z.uuid(),

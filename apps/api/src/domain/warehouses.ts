@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { catalogAuthFromWire, type CreateWarehouseRequest, type Warehouse } from '@tablemere/contracts';
+import { catalogAuthFromWire, type CreateWarehouseRequest, type UpdateWarehouseRequest, type Warehouse } from '@tablemere/contracts';
 import { isPgError, PgErrorCode, query, queryOne, type PoolClient, type Queryable } from '@tablemere/db';
 import type { CatalogAuth } from '@tablemere/iceberg';
 import { apiError, warehouseNotFound } from '../errors.ts';
@@ -144,6 +144,57 @@ export async function createWarehouse(
     details: { id, rest_uri: settings.restUri, auth_type: settings.auth.type, sink_bucket: settings.s3.sinkBucket ?? null },
   });
   return toWarehouse(row!);
+}
+
+/**
+ * Changes a warehouse's endpoints or credentials (the row locked), re-sealing what it replaces,
+ * and audits `warehouse.update` with what changed (secrets as "replaced", never their values).
+ * Run it in a transaction. Processes reading the registration pick the change up on their next
+ * read: the roller at its next tick, the API's intake stores within their freshness.
+ */
+export async function updateWarehouse(
+  db: PoolClient,
+  box: SecretBox,
+  projectId: string,
+  name: string,
+  request: UpdateWarehouseRequest,
+  actorKeyId: string | null,
+): Promise<Warehouse> {
+  const row = await queryOne<WarehouseRow>(db, 'SELECT * FROM warehouses WHERE project_id = $1 AND name = $2 FOR UPDATE', [projectId, name]);
+  if (!row) throw warehouseNotFound(name);
+  const before = openRow(row, box);
+  const s3 = request.s3 ?? {};
+  const auth = request.auth === undefined ? before.auth : catalogAuthFromWire(request.auth);
+  const credentials =
+    s3.access_key_id && s3.secret_access_key ? { accessKeyId: s3.access_key_id, secretAccessKey: s3.secret_access_key } : { accessKeyId: before.s3.accessKeyId, secretAccessKey: before.s3.secretAccessKey };
+  const after = {
+    restUri: request.rest_uri?.replace(/\/+$/, '') ?? before.restUri,
+    warehouse: request.warehouse ?? before.warehouse,
+    endpoint: s3.endpoint?.replace(/\/+$/, '') ?? before.s3.endpoint,
+    region: s3.region ?? before.s3.region,
+  };
+  const authSealed = auth.type === 'none' ? null : box.seal(JSON.stringify(auth), authContext(row.id));
+  const s3Sealed = credentials.accessKeyId && credentials.secretAccessKey ? box.seal(JSON.stringify(credentials), s3Context(row.id)) : null;
+  const updated = await queryOne<WarehouseRow>(
+    db,
+    `UPDATE warehouses SET rest_uri = $2, warehouse = $3, auth_type = $4, auth_sealed = $5, s3_endpoint = $6, s3_region = $7, s3_sealed = $8
+      WHERE id = $1 RETURNING *`,
+    [row.id, after.restUri, after.warehouse, auth.type, authSealed, after.endpoint, after.region, s3Sealed],
+  );
+  const changed = (from: string, to: string) => (from === to ? undefined : { from, to });
+  const changes = Object.fromEntries(
+    Object.entries({
+      rest_uri: changed(before.restUri, after.restUri),
+      warehouse: changed(before.warehouse, after.warehouse),
+      auth_type: changed(before.auth.type, auth.type),
+      auth_credentials: request.auth === undefined ? undefined : 'replaced',
+      s3_endpoint: changed(before.s3.endpoint, after.endpoint),
+      s3_region: changed(before.s3.region, after.region),
+      s3_credentials: s3.access_key_id === undefined ? undefined : 'replaced',
+    }).filter(([, value]) => value !== undefined),
+  );
+  await recordAudit(db, { projectId, actorKeyId, event: 'warehouse.update', subject: name, details: { id: row.id, changes } });
+  return toWarehouse(updated!);
 }
 
 export async function listWarehouses(db: Queryable, projectId: string): Promise<Warehouse[]> {

@@ -19,14 +19,18 @@ export function intakePlacement(warehouse: Pick<WarehouseAccess, 's3'>, platform
   return warehouse.s3.sinkBucket ? { bucket: warehouse.s3.sinkBucket, identity: 'warehouse' } : { bucket: platformBucket, identity: 'platform' };
 }
 
+/** A warehouse's store is read again after this long, so a PATCH of its endpoint or keys reaches every API process. */
+export const INTAKE_STORE_FRESH_MS = 60_000;
+
 /**
- * The intake store of each warehouse's sinks, built once per warehouse and kept: a warehouse
- * registration never changes. The platform's store serves every warehouse without a
- * sink_bucket.
+ * The intake store of each warehouse's sinks, built from its registration and kept for a minute
+ * (a PATCH may change its endpoint or keys). The platform's store serves every warehouse
+ * without a sink_bucket.
  */
 export class IntakeStores {
-  private readonly kept = new Map<string, Promise<ObjectStore>>();
-  private readonly clients: S3Client[] = [];
+  private readonly kept = new Map<string, { at: number; store: Promise<ObjectStore> }>();
+  /** Each warehouse's client and store, rebuilt only when its registration changed. */
+  private readonly built = new Map<string, { settings: string; client: S3Client; store: ObjectStore }>();
 
   constructor(
     private readonly db: Queryable,
@@ -35,14 +39,15 @@ export class IntakeStores {
   ) {}
 
   of(warehouseId: string): Promise<ObjectStore> {
-    let store = this.kept.get(warehouseId);
-    if (!store) {
-      store = this.open(warehouseId);
-      // A failed read is not kept: the next request tries again.
-      store.catch(() => this.kept.delete(warehouseId));
-      this.kept.set(warehouseId, store);
-    }
-    return store;
+    const kept = this.kept.get(warehouseId);
+    if (kept && Date.now() - kept.at < INTAKE_STORE_FRESH_MS) return kept.store;
+    const entry = { at: Date.now(), store: this.open(warehouseId) };
+    // A failed read is not kept: the next request tries again.
+    entry.store.catch(() => {
+      if (this.kept.get(warehouseId) === entry) this.kept.delete(warehouseId);
+    });
+    this.kept.set(warehouseId, entry);
+    return entry.store;
   }
 
   private async open(warehouseId: string): Promise<ObjectStore> {
@@ -51,14 +56,21 @@ export class IntakeStores {
     const placement = intakePlacement(warehouse, this.platform.bucket);
     if (placement.identity === 'platform') return this.platform;
     const { endpoint, region, accessKeyId, secretAccessKey } = warehouse.s3;
+    const settings = JSON.stringify([endpoint, region, accessKeyId, secretAccessKey, placement.bucket]);
+    const built = this.built.get(warehouseId);
+    if (built?.settings === settings) return built.store;
     const client = createS3Client({ endpoint, region, ...(accessKeyId && secretAccessKey ? { credentials: { accessKeyId, secretAccessKey } } : {}) });
-    this.clients.push(client);
-    return new ObjectStore(client, placement.bucket);
+    const store = new ObjectStore(client, placement.bucket);
+    this.built.set(warehouseId, { settings, client, store });
+    // The registration changed: requests still using the old client finish before it closes.
+    if (built) setTimeout(() => built.client.destroy(), INTAKE_STORE_FRESH_MS).unref();
+    return store;
   }
 
   /** Ends the warehouses' clients (the platform's is the caller's); for the app's close. */
   close(): void {
     this.kept.clear();
-    for (const client of this.clients.splice(0)) client.destroy();
+    for (const { client } of this.built.values()) client.destroy();
+    this.built.clear();
   }
 }

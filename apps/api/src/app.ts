@@ -7,6 +7,7 @@ import { DEFAULT_BACKLOG_LIMITS } from './domain/intake/backlog.ts';
 import { DEFAULT_IN_FLIGHT_LIMITS } from './domain/intake/in-flight.ts';
 import { apiError, registerErrorHandling, sendError } from './errors.ts';
 import { clientErrorHandler } from './http/client-errors.ts';
+import type { InternalTls } from './http/internal-tls.ts';
 import { MAX_JSON_NESTING, nestingPastLimit } from './http/json-nesting.ts';
 import { ApiMetrics, metricsRoutes } from './http/metrics.ts';
 import { DEFAULT_SERVER_TIMEOUTS, timeoutOptions, type ServerTimeouts } from './http/server-limits.ts';
@@ -67,10 +68,16 @@ export function routesOf(app: FastifyInstance): readonly RouteEntry[] {
   return ROUTES.get(app) ?? [];
 }
 
-/** What both listeners share: request ids, the one error handler, JSON bodies only, the timeouts, the route list. */
-function baseApp(logger: FastifyBaseLogger, bodyLimit: number, timeouts: ServerTimeouts): FastifyInstance {
+/**
+ * What both listeners share: request ids, the one error handler, JSON bodies only, the timeouts, the route list.
+ * With `tls` the listener serves HTTPS only (a plain HTTP request to it gets no answer).
+ */
+function baseApp(logger: FastifyBaseLogger, bodyLimit: number, timeouts: ServerTimeouts, tls?: InternalTls): FastifyInstance {
+  // An HTTPS Fastify is typed apart (its server is an https.Server); the routes, listen() and
+  // inject() are the same, so it is handled as the HTTP one.
   const app = Fastify({
     ...timeoutOptions(timeouts),
+    ...(tls ? { https: { cert: tls.cert, key: tls.key } } : {}),
     loggerInstance: logger,
     logController: logController(),
     requestIdHeader: false,
@@ -157,7 +164,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     staleClaimSeconds: deps.staleClaimSeconds ?? STALE_CLAIM_SECONDS,
     intakeCrashAt: deps.intakeCrashAt ?? null,
   };
-  metricsRoutes(app, routeDeps.metrics);
+  metricsRoutes(app, routeDeps.metrics, deps.metricsToken);
   routeDeps.metrics.backlogLimits(routeDeps.sinkBacklog);
   healthRoutes(app, routeDeps);
   keyRoutes(app, routeDeps);
@@ -175,7 +182,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
  * it answers with tenant credentials in clear, so the public app never registers it.
  */
 export function buildInternalApp(deps: InternalAppDeps): FastifyInstance {
-  const app = baseApp(deps.logger, INTERNAL_BODY_LIMIT, deps.timeouts ?? DEFAULT_SERVER_TIMEOUTS);
+  const app = baseApp(deps.logger, INTERNAL_BODY_LIMIT, deps.timeouts ?? DEFAULT_SERVER_TIMEOUTS, deps.tls);
   internalRoutes(app, deps.bootstrapSecret, {
     pool: deps.pool,
     secrets: deps.secrets,

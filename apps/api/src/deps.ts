@@ -7,6 +7,7 @@ import type { BacklogLimits } from './domain/intake/backlog.ts';
 import type { LegacyDigests } from './domain/intake/body-digest.ts';
 import type { InFlightLimits } from './domain/intake/in-flight.ts';
 import type { SecretBox } from './domain/secrets.ts';
+import type { InternalTls } from './http/internal-tls.ts';
 import type { ApiMetrics } from './http/metrics.ts';
 import type { ServerTimeouts } from './http/server-limits.ts';
 
@@ -30,6 +31,8 @@ export interface AppDeps {
   bodyLimit?: number;
   /** Prometheus metrics served at /metrics; a fresh registry when not given. */
   metrics?: ApiMetrics;
+  /** TABLEMERE_METRICS_TOKEN: when given, /metrics needs it as a bearer token (401 otherwise); default none, an open /metrics. */
+  metricsToken?: string;
   /** AL_SINKS_ENABLED; default true. */
   sinksEnabled?: boolean;
   /** Caps on a sink's backlog before the send route answers 429; default 1 GiB / 10,000 batches. */
@@ -47,7 +50,7 @@ export interface AppDeps {
 }
 
 /** What route handlers receive: the deps with defaults filled in. */
-export type RouteDeps = Required<Omit<AppDeps, 'logger' | 'bodyLimit' | 'timeouts'>>;
+export type RouteDeps = Required<Omit<AppDeps, 'logger' | 'bodyLimit' | 'timeouts' | 'metricsToken'>>;
 
 /** The internal app (/internal/*, the roller's API): never served on the public listener. */
 export interface InternalAppDeps {
@@ -61,6 +64,8 @@ export interface InternalAppDeps {
   sinksEnabled?: boolean;
   /** As for the public app. */
   timeouts?: ServerTimeouts;
+  /** TABLEMERE_INTERNAL_TLS_*: the listener serves HTTPS with this certificate and key; default plain HTTP. */
+  tls?: InternalTls;
 }
 
-export type InternalRouteDeps = Required<Omit<InternalAppDeps, 'logger' | 'bootstrapSecret' | 'timeouts'>>;
+export type InternalRouteDeps = Required<Omit<InternalAppDeps, 'logger' | 'bootstrapSecret' | 'timeouts' | 'tls'>>;

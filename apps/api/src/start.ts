@@ -53,6 +53,7 @@ async function main(): Promise<void> {
     timeouts: config.timeouts,
     staleClaimSeconds: config.staleClaimSeconds,
     intakeCrashAt: config.intakeCrashAt,
+    ...(config.metricsToken ? { metricsToken: config.metricsToken } : {}),
   });
   const internalApp = buildInternalApp({
     logger,
@@ -62,6 +63,7 @@ async function main(): Promise<void> {
     bootstrapSecret: config.bootstrapSecret,
     sinksEnabled: config.sinksEnabled,
     timeouts: config.timeouts,
+    ...(config.internal.tls ? { tls: config.internal.tls } : {}),
   });
   // The hourly maintenance is not a request: its pool has no statement bound (a day's prune may
   // take seconds at fleet scale) and does not take connections from the requests' pool.
@@ -115,6 +117,8 @@ async function main(): Promise<void> {
       intake_bucket: config.store.intakeBucket,
       store_credentials: config.store.credentials ? 'environment (AWS_ACCESS_KEY_ID)' : 'AWS default credential chain',
       sinks_enabled: config.sinksEnabled,
+      internal_tls: config.internal.tls !== undefined,
+      metrics_token: config.metricsToken !== undefined,
       // Whether memory freed after a burst goes back to the system (glibc's malloc_trim; research/42).
       malloc_trim: mallocTrim !== undefined,
       body_digest: bodyDigestImplementation,
@@ -122,6 +126,12 @@ async function main(): Promise<void> {
     },
     `tablemere api listening on ${address}`,
   );
+  if (!config.internal.tls && !/^(127\.\d+\.\d+\.\d+|::1|localhost)$/.test(config.internal.host)) {
+    logger.warn(
+      { internal_address: internalAddress },
+      'the internal listener serves plain HTTP beyond the loopback: GET /internal/sinks carries warehouse secrets; set TABLEMERE_INTERNAL_TLS_CERT_FILE and TABLEMERE_INTERNAL_TLS_KEY_FILE, and keep it on a private network',
+    );
+  }
 }
 
 await main();

@@ -113,7 +113,7 @@ async function listIntents(sinkId: string, options: { state: string; limit: stri
     return EXIT.usage;
   }
   const config = loadConfig(process.env);
-  const api = new InternalApi({ url: config.api.url, secret: config.api.secret });
+  const api = new InternalApi({ url: config.api.url, secret: config.api.secret, ...(config.api.ca ? { ca: config.api.ca } : {}) });
   try {
     for (const intent of await api.listRolls(sinkId, query.data.state ?? 'open', query.data.limit)) process.stdout.write(`${JSON.stringify(intent)}\n`);
     return EXIT.ok;

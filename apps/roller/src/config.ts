@@ -1,3 +1,5 @@
+import { X509Certificate } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { z } from 'zod';
 import { CRASH_POINTS } from './crash.ts';
@@ -18,6 +20,10 @@ const Env = z
     /** The API's internal listener; defaults to 127.0.0.1 on TABLEMERE_INTERNAL_PORT. */
     TABLEMERE_INTERNAL_URL: z.url({ protocol: /^https?$/ }).optional(),
     TABLEMERE_INTERNAL_PORT: z.coerce.number().int().min(1).max(65535).default(8789),
+    /** PEM certificates to trust for an https:// TABLEMERE_INTERNAL_URL (a private CA); unset, the system's CAs. */
+    TABLEMERE_INTERNAL_CA_FILE: z.string().min(1).optional(),
+    /** Set: GET /metrics needs `Authorization: Bearer <token>`; unset, it is open. */
+    TABLEMERE_METRICS_TOKEN: z.string().regex(/^[\x21-\x7e]{16,}$/, 'must be at least 16 printable characters without spaces').optional(),
     TABLEMERE_BOOTSTRAP_SECRET: z.string().min(1, 'is required: the bearer token of the internal API'),
     /** The platform's store, where the intake keeps batches. */
     AWS_ENDPOINT_URL: z.url().optional(),
@@ -65,7 +71,10 @@ const Env = z
 
 export interface RollerConfig {
   http: { host: string; port: number };
-  api: { url: string; secret: string };
+  /** `ca`: the PEM text of TABLEMERE_INTERNAL_CA_FILE, trusted for the internal API's certificate. */
+  api: { url: string; secret: string; ca: string | undefined };
+  /** TABLEMERE_METRICS_TOKEN, or undefined for an open /metrics. */
+  metricsToken: string | undefined;
   store: {
     endpoint: string | undefined;
     region: string;
@@ -105,9 +114,12 @@ export function loadConfig(env: Record<string, string | undefined>): Readonly<Ro
   const parsed = Env.safeParse(env);
   if (!parsed.success) throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`));
   const e = parsed.data;
+  const apiUrl = (e.TABLEMERE_INTERNAL_URL ?? `http://127.0.0.1:${e.TABLEMERE_INTERNAL_PORT}`).replace(/\/+$/, '');
+  const ca = e.TABLEMERE_INTERNAL_CA_FILE === undefined ? undefined : readCaFile(e.TABLEMERE_INTERNAL_CA_FILE, apiUrl);
   const config: RollerConfig = {
     http: { host: e.TABLEMERE_ROLLER_HOST, port: e.TABLEMERE_ROLLER_PORT },
-    api: { url: (e.TABLEMERE_INTERNAL_URL ?? `http://127.0.0.1:${e.TABLEMERE_INTERNAL_PORT}`).replace(/\/+$/, ''), secret: e.TABLEMERE_BOOTSTRAP_SECRET },
+    api: { url: apiUrl, secret: e.TABLEMERE_BOOTSTRAP_SECRET, ca },
+    metricsToken: e.TABLEMERE_METRICS_TOKEN,
     store: {
       endpoint: e.AWS_ENDPOINT_URL,
       region: e.AWS_REGION,
@@ -134,4 +146,27 @@ export function loadConfig(env: Record<string, string | undefined>): Readonly<Ro
     logLevel: e.LOG_LEVEL,
   };
   return Object.freeze(config);
+}
+
+/**
+ * The PEM text of TABLEMERE_INTERNAL_CA_FILE, read at start-up: a file that cannot be read or
+ * holds no certificate, or a CA for a plain http:// URL, is a configuration error.
+ */
+function readCaFile(file: string, apiUrl: string): string {
+  if (!apiUrl.startsWith('https:')) {
+    throw new ConfigError([`TABLEMERE_INTERNAL_CA_FILE: is set but the internal API URL (${apiUrl}) is plain http://; use an https:// TABLEMERE_INTERNAL_URL`]);
+  }
+  let pem: string;
+  try {
+    pem = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new ConfigError([`TABLEMERE_INTERNAL_CA_FILE: ${file} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'unreadable'})`]);
+  }
+  try {
+    if (!pem.includes('-----BEGIN CERTIFICATE-----')) throw new Error('no "BEGIN CERTIFICATE" block');
+    new X509Certificate(pem);
+  } catch (error) {
+    throw new ConfigError([`TABLEMERE_INTERNAL_CA_FILE: ${file} is not a PEM certificate (${error instanceof Error ? error.message : String(error)})`]);
+  }
+  return pem;
 }

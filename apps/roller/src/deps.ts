@@ -30,8 +30,9 @@ export function createRollDeps(config: Readonly<RollerConfig>, log: Logger, metr
     warehouseClients.push(client);
     return client;
   };
+  const api = new InternalApi({ url: config.api.url, secret: config.api.secret, ...(config.api.ca ? { ca: config.api.ca } : {}) });
   return {
-    api: new InternalApi({ url: config.api.url, secret: config.api.secret }),
+    api,
     intake({ intake, warehouse }) {
       const id = intake.identity === 'platform' ? `platform/${intake.bucket}` : `warehouse/${warehouse.id}`;
       let store = stores.get(id);
@@ -49,6 +50,7 @@ export function createRollDeps(config: Readonly<RollerConfig>, log: Logger, metr
       upkeep: config.upkeep,
     },
     close: () => {
+      api.close();
       s3.destroy();
       for (const client of warehouseClients) client.destroy();
     },

@@ -17,6 +17,8 @@ import {
   type SinkStateRequest,
   type UpkeepReport,
 } from '@tablemere/contracts';
+import http from 'node:http';
+import https from 'node:https';
 import type { z } from 'zod';
 
 /**
@@ -28,6 +30,8 @@ export type InternalApiErrorKind =
   | 'unavailable'
   /** The bootstrap secret was refused. */
   | 'unauthorized'
+  /** The API's TLS certificate was refused (an unknown CA, another host's name, expired): not retried. */
+  | 'certificate'
   /** A 4xx with an error code. */
   | 'refused'
   /** A 2xx whose body does not match the contract. */
@@ -55,6 +59,8 @@ export interface InternalApiOptions {
   url: string;
   /** TABLEMERE_BOOTSTRAP_SECRET */
   secret: string;
+  /** PEM certificates trusted for an https:// `url` instead of the system's (TABLEMERE_INTERNAL_CA_FILE). */
+  ca?: string;
   timeoutMs?: number;
   /** Attempts for calls that fail as `unavailable`; every call here is safe to repeat. */
   attempts?: number;
@@ -71,10 +77,17 @@ const sinkPath = (sinkId: string) => `/internal/sinks/${encodeURIComponent(sinkI
 export class InternalApi {
   private readonly timeoutMs: number;
   private readonly attempts: number;
+  private readonly agent: http.Agent;
 
   constructor(private readonly options: InternalApiOptions) {
     this.timeoutMs = options.timeoutMs ?? 15_000;
     this.attempts = options.attempts ?? 3;
+    this.agent = agentFor(options);
+  }
+
+  /** Closes the idle connections to the API (a stopping process). */
+  close(): void {
+    this.agent.destroy();
   }
 
   get url(): string {
@@ -135,22 +148,32 @@ export class InternalApi {
 
   private async once<S extends z.ZodType>(method: string, path: string, body: unknown, schema: S): Promise<z.infer<S>> {
     const what = `${method} ${path.split('?')[0]}`;
-    let response: Response;
+    let response: { status: number; ok: boolean; text: string };
     try {
-      response = await fetch(`${this.options.url}${path}`, {
+      response = await send(`${this.options.url}${path}`, this.agent, {
         method,
         headers: {
           authorization: `Bearer ${this.options.secret}`,
           ...(body === undefined ? {} : { 'content-type': 'application/json' }),
         },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        body: body === undefined ? undefined : JSON.stringify(body),
         signal: AbortSignal.timeout(this.timeoutMs),
       });
     } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
       const reason = error instanceof Error ? error.message : String(error);
+      if (code !== undefined && CERTIFICATE_ERROR.test(code)) {
+        throw new InternalApiError(
+          'certificate',
+          `${what}: the internal API's TLS certificate at ${this.options.url} was refused (${code}: ${reason}); ` +
+            (this.options.ca === undefined
+              ? 'set TABLEMERE_INTERNAL_CA_FILE to the CA that signed it, or fix the certificate'
+              : 'check that TABLEMERE_INTERNAL_CA_FILE holds the CA that signed it and that the certificate names the host of TABLEMERE_INTERNAL_URL'),
+        );
+      }
       throw new InternalApiError('unavailable', `${what}: no answer from the internal API at ${this.options.url} (${reason})`);
     }
-    const text = await response.text();
+    const { text } = response;
     const json = parseOrUndefined(text);
     if (!response.ok) {
       const parsed = ErrorBody.safeParse(json);
@@ -165,6 +188,53 @@ export class InternalApi {
     }
     return parsed.data;
   }
+}
+
+/** OpenSSL's verification failures (UNABLE_TO_VERIFY_LEAF_SIGNATURE, SELF_SIGNED_CERT_IN_CHAIN, CERT_HAS_EXPIRED, ...) and Node's host name check. */
+const CERTIFICATE_ERROR = /CERT|ISSUER|SIGNATURE|ERR_TLS_CERT_ALTNAME_INVALID/;
+
+/**
+ * The connections to the API, kept alive between calls. An https:// URL is always verified: by
+ * `ca` when given, else by the system's CAs. Idle connections are closed after 4 s, well before
+ * the API closes them, so a call is not sent on a connection the API is closing.
+ */
+function agentFor(options: InternalApiOptions): http.Agent {
+  const common = { keepAlive: true, timeout: 4_000 };
+  if (!options.url.startsWith('https:')) return new http.Agent(common);
+  return new https.Agent({ ...common, rejectUnauthorized: true, ...(options.ca === undefined ? {} : { ca: options.ca }) });
+}
+
+/** One request and its whole answer as text, over `agent`; rejects when `signal` aborts it, the answer included. */
+function send(
+  url: string,
+  agent: http.Agent,
+  request: { method: string; headers: Record<string, string>; body: string | undefined; signal: AbortSignal },
+): Promise<{ status: number; ok: boolean; text: string }> {
+  const transport = url.startsWith('https:') ? https : http;
+  const payload = request.body === undefined ? undefined : Buffer.from(request.body, 'utf8');
+  return new Promise((resolve, reject) => {
+    const req = transport.request(
+      url,
+      {
+        method: request.method,
+        agent,
+        signal: request.signal,
+        headers: { ...request.headers, ...(payload === undefined ? {} : { 'content-length': String(payload.length) }) },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => {
+          const status = res.statusCode ?? 0;
+          resolve({ status, ok: status >= 200 && status < 300, text: Buffer.concat(chunks).toString('utf8') });
+        });
+        res.on('error', reject);
+        res.on('aborted', () => reject(new Error('the answer was cut off')));
+      },
+    );
+    req.on('error', reject);
+    req.end(payload);
+  });
 }
 
 function parseOrUndefined(text: string): unknown {

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { ConfigError, loadConfig } from './config.ts';
 import { createRollDeps, credentialsSource } from './deps.ts';
 import { createLogger } from './log.ts';
-import { RollerMetrics } from './metrics.ts';
+import { carriesToken, RollerMetrics } from './metrics.ts';
 import { Roller } from './roller.ts';
 
 async function main(): Promise<void> {
@@ -37,6 +37,10 @@ async function main(): Promise<void> {
     if (req.url === '/healthz') {
       const body = { status: 'ok', roller_id: config.rollerId, in_flight: roller.inFlight, last_tick_at: roller.lastTickAt?.toISOString() ?? null };
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    } else if (req.url === '/metrics' && config.metricsToken !== undefined && !carriesToken(req.headers.authorization, config.metricsToken)) {
+      res
+        .writeHead(401, { 'content-type': 'application/json', 'www-authenticate': 'Bearer realm="metrics"' })
+        .end('{"error":{"code":"unauthorized","message":"This /metrics needs \\"Authorization: Bearer <TABLEMERE_METRICS_TOKEN>\\"."}}');
     } else if (req.url === '/metrics') {
       metrics.registry.metrics().then(
         (body) => res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(body),
@@ -54,6 +58,8 @@ async function main(): Promise<void> {
       node: process.version,
       address: `http://${config.http.host}:${port}`,
       internal_api: config.api.url,
+      internal_ca: config.api.ca === undefined ? 'system' : 'TABLEMERE_INTERNAL_CA_FILE',
+      metrics_token: config.metricsToken !== undefined,
       store: config.store.endpoint ?? `AWS S3 (${config.store.region})`,
       store_credentials: credentialsSource(config),
       tick_seconds: config.tickSeconds,
@@ -64,6 +70,9 @@ async function main(): Promise<void> {
     },
     `tablemere roller ${config.rollerId} started; rolling through ${config.api.url}`,
   );
+  if (config.api.url.startsWith('http:') && !/^http:\/\/(127\.\d+\.\d+\.\d+|\[::1\]|localhost)(:|\/|$)/.test(config.api.url)) {
+    log.warn('the internal API is plain http:// beyond the loopback: its sink list carries warehouse secrets; serve it over TLS (TABLEMERE_INTERNAL_TLS_* on the API, an https:// TABLEMERE_INTERNAL_URL here)');
+  }
   roller.start();
 
   let stopping = false;

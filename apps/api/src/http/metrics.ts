@@ -1,7 +1,9 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { BacklogLimits } from '../domain/intake/backlog.ts';
-import { ERROR_CODES } from '../errors.ts';
+import { apiError, ERROR_CODES } from '../errors.ts';
+import { bearerToken } from './auth.ts';
 
 /** A batch the send route accepted (not a replay of an earlier one). */
 export interface IntakeBatch {
@@ -117,11 +119,24 @@ export class ApiMetrics {
 const isSendRoute = (request: FastifyRequest) =>
   request.method === 'POST' && /^\/v1\/sinks\/:[A-Za-z_]+$/.test(request.routeOptions.url ?? '');
 
+const digest = (value: string) => createHash('sha256').update(value, 'utf8').digest();
+
 /**
- * Serves `GET /metrics` (Prometheus text, no key: counts only, never a name or a secret) and
- * times every answer of the send route. Register on the public app only.
+ * Whether an Authorization header carries `token` as its bearer token. Both sides are hashed
+ * first, so the comparison takes the same time whatever the length or content of what was sent.
  */
-export function metricsRoutes(app: FastifyInstance, metrics: ApiMetrics): void {
+export function carriesToken(authorization: string | undefined, token: string): boolean {
+  const given = bearerToken(authorization);
+  return given !== undefined && timingSafeEqual(digest(given), digest(token));
+}
+
+/**
+ * Serves `GET /metrics` (Prometheus text: counts only, never a name or a secret) and times
+ * every answer of the send route. Register on the public app only. With `token`
+ * (TABLEMERE_METRICS_TOKEN), /metrics needs `Authorization: Bearer <token>`, 401 otherwise;
+ * without it, /metrics is open.
+ */
+export function metricsRoutes(app: FastifyInstance, metrics: ApiMetrics, token?: string): void {
   app.addHook('onResponse', async (request, reply) => {
     if (isSendRoute(request)) metrics.intakeAnswered(reply.statusCode, reply.elapsedTime / 1000);
   });
@@ -133,12 +148,16 @@ export function metricsRoutes(app: FastifyInstance, metrics: ApiMetrics): void {
     config: {
       openapi: {
         id: 'metrics', tag: 'probes', summary: 'Prometheus metrics of the API process',
-        description: 'The send route\'s counters and durations by status, batches, bytes and rows accepted, and the process metrics, in the Prometheus text format.',
+        description: 'The send route\'s counters and durations by status, batches, bytes and rows accepted, and the process metrics, in the Prometheus text format. No API key; when the API runs with TABLEMERE_METRICS_TOKEN, it needs `Authorization: Bearer <that token>` (401 `unauthorized` otherwise).',
         answers: { 200: { description: 'Prometheus text exposition', text: 'text/plain' } },
-        errors: [],
+        errors: ['unauthorized'],
       },
     },
-  }, async (_request, reply) => {
+  }, async (request, reply) => {
+    if (token !== undefined && !carriesToken(request.headers.authorization, token)) {
+      void reply.header('www-authenticate', 'Bearer realm="metrics"');
+      throw apiError('unauthorized', { message: 'This /metrics needs "Authorization: Bearer <TABLEMERE_METRICS_TOKEN>".' });
+    }
     void reply.header('content-type', metrics.registry.contentType);
     return metrics.registry.metrics();
   });

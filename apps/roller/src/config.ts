@@ -35,8 +35,16 @@ const Env = z
     TABLEMERE_ROLLER_TICK_SECONDS: Seconds.default(10),
     /** Rolls running at once across sinks. */
     TABLEMERE_ROLLER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
-    /** Lease time to live; renewed every third of it while a roll runs. */
-    TABLEMERE_ROLLER_LEASE_SECONDS: z.coerce.number().int().min(15).max(3600).default(300),
+    /**
+     * Lease time to live; renewed every third of it while a roll runs. Also the longest a sink
+     * waits for a lease nobody can give back (a holder that died, or an answer lost on the way).
+     */
+    TABLEMERE_ROLLER_LEASE_SECONDS: z.coerce.number().int().min(15).max(3600).default(60),
+    /**
+     * The bound of every request to the internal API, the store and the catalog: no answer in
+     * this long and the request fails (api_error, store_unavailable, catalog_unavailable).
+     */
+    TABLEMERE_ROLLER_CALL_TIMEOUT_SECONDS: z.coerce.number().min(0.5).max(600).default(10),
     /** How often every sink is surveyed: lag gauges, and sinks whose table went missing. */
     TABLEMERE_ROLLER_SURVEY_SECONDS: Seconds.default(60),
     /** How long a stop waits for running rolls before abandoning them at a safe point. */
@@ -84,6 +92,8 @@ export interface RollerConfig {
   tickSeconds: number;
   concurrency: number;
   leaseSeconds: number;
+  /** Bound of one request to the internal API, the store or the catalog. */
+  callTimeoutMs: number;
   surveySeconds: number;
   shutdownSeconds: number;
   rejectsRetentionSeconds: number;
@@ -132,6 +142,7 @@ export function loadConfig(env: Record<string, string | undefined>): Readonly<Ro
     tickSeconds: e.TABLEMERE_ROLLER_TICK_SECONDS,
     concurrency: e.TABLEMERE_ROLLER_CONCURRENCY,
     leaseSeconds: e.TABLEMERE_ROLLER_LEASE_SECONDS,
+    callTimeoutMs: Math.round(e.TABLEMERE_ROLLER_CALL_TIMEOUT_SECONDS * 1000),
     surveySeconds: e.TABLEMERE_ROLLER_SURVEY_SECONDS,
     shutdownSeconds: e.TABLEMERE_ROLLER_SHUTDOWN_SECONDS,
     rejectsRetentionSeconds: e.TABLEMERE_ROLLER_REJECTS_RETENTION_SECONDS,

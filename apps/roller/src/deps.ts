@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import type { RollerConfig } from './config.ts';
 import { CrashHook } from './crash.ts';
 import { InternalApi } from './internal-api.ts';
+import { LeftLeases } from './lease.ts';
 import type { RollerMetrics } from './metrics.ts';
 import type { RollDeps } from './roll/context.ts';
 import { TenantCatalogs } from './roll/reload.ts';
@@ -16,9 +17,11 @@ export function createRollDeps(config: Readonly<RollerConfig>, log: Logger, metr
     region: config.store.region,
     ...(config.store.endpoint ? { endpoint: config.store.endpoint } : {}),
     ...(config.store.credentials ? { credentials: config.store.credentials } : {}),
-    // A 16 MiB batch read or a 1,000-key delete on a slow link.
-    requestTimeoutMs: 60_000,
-    maxAttempts: 3,
+    // Each request bounded (a 16 MiB batch read included: on a link slower than 16 MiB per
+    // bound, raise TABLEMERE_ROLLER_CALL_TIMEOUT_SECONDS); one retry, so a store out of reach
+    // fails the roll as store_unavailable within about two bounds.
+    requestTimeoutMs: config.callTimeoutMs,
+    maxAttempts: 2,
   });
   // One store per bucket of the platform, and one per warehouse with a sink_bucket, reached as
   // the warehouse (its endpoint, region and keys; a registration never changes).
@@ -26,11 +29,12 @@ export function createRollDeps(config: Readonly<RollerConfig>, log: Logger, metr
   const warehouseClients: S3Client[] = [];
   const warehouseClient = ({ endpoint, region, access_key_id, secret_access_key }: InternalSink['warehouse']['s3']): S3Client => {
     const credentials = access_key_id && secret_access_key ? { credentials: { accessKeyId: access_key_id, secretAccessKey: secret_access_key } } : {};
-    const client = createS3Client({ endpoint, region, ...credentials, requestTimeoutMs: 60_000, maxAttempts: 3 });
+    const client = createS3Client({ endpoint, region, ...credentials, requestTimeoutMs: config.callTimeoutMs, maxAttempts: 2 });
     warehouseClients.push(client);
     return client;
   };
-  const api = new InternalApi({ url: config.api.url, secret: config.api.secret, ...(config.api.ca ? { ca: config.api.ca } : {}) });
+  const api = new InternalApi({ url: config.api.url, secret: config.api.secret, timeoutMs: config.callTimeoutMs, ...(config.api.ca ? { ca: config.api.ca } : {}) });
+  const leaseMarginMs = Math.min(30_000, (config.leaseSeconds * 1000) / 4);
   return {
     api,
     intake({ intake, warehouse }) {
@@ -39,14 +43,15 @@ export function createRollDeps(config: Readonly<RollerConfig>, log: Logger, metr
       if (!store) stores.set(id, (store = new ObjectStore(intake.identity === 'platform' ? s3 : warehouseClient(warehouse.s3), intake.bucket)));
       return store;
     },
-    catalogs: new TenantCatalogs(),
+    catalogs: new TenantCatalogs(config.callTimeoutMs),
+    leftLeases: new LeftLeases(api, log, leaseMarginMs),
     metrics,
     crash: new CrashHook(config.crashAt),
     log,
     sweeps: new SweepSchedule(config.sweepSeconds * 1000),
     settings: {
       rejectsRetentionSeconds: config.rejectsRetentionSeconds,
-      leaseMarginMs: Math.min(30_000, (config.leaseSeconds * 1000) / 4),
+      leaseMarginMs,
       upkeep: config.upkeep,
     },
     close: () => {

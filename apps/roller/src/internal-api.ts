@@ -61,10 +61,14 @@ export interface InternalApiOptions {
   secret: string;
   /** PEM certificates trusted for an https:// `url` instead of the system's (TABLEMERE_INTERNAL_CA_FILE). */
   ca?: string;
+  /** Bound of one call, its retries included (TABLEMERE_ROLLER_CALL_TIMEOUT_SECONDS); default 10 s. */
   timeoutMs?: number;
-  /** Attempts for calls that fail as `unavailable`; every call here is safe to repeat. */
+  /** Attempts for calls that fail as `unavailable`, within the bound; every call here is safe to repeat. */
   attempts?: number;
 }
+
+/** A retry is not started with less of the bound left than this. */
+const MIN_ATTEMPT_MS = 500;
 
 const sinkPath = (sinkId: string) => `/internal/sinks/${encodeURIComponent(sinkId)}`;
 
@@ -80,7 +84,7 @@ export class InternalApi {
   private readonly agent: http.Agent;
 
   constructor(private readonly options: InternalApiOptions) {
-    this.timeoutMs = options.timeoutMs ?? 15_000;
+    this.timeoutMs = options.timeoutMs ?? 10_000;
     this.attempts = options.attempts ?? 3;
     this.agent = agentFor(options);
   }
@@ -135,18 +139,26 @@ export class InternalApi {
     return this.call('PUT', `${sinkPath(sinkId)}/state`, request, SinkStateResult);
   }
 
+  /**
+   * One call, bounded by `timeoutMs` as a whole: an attempt that failed as `unavailable` is
+   * tried again (up to `attempts`) only with time left in the bound, and gets only what is left,
+   * so the roller never waits on an API out of reach much longer than the bound.
+   */
   private async call<S extends z.ZodType>(method: string, path: string, body: unknown, schema: S): Promise<z.infer<S>> {
+    const deadline = Date.now() + this.timeoutMs;
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.once(method, path, body, schema);
+        return await this.once(method, path, body, schema, Math.max(1, deadline - Date.now()));
       } catch (error) {
-        if (!(error instanceof InternalApiError) || error.kind !== 'unavailable' || attempt >= this.attempts) throw error;
-        await new Promise((resolve) => setTimeout(resolve, 250 * 2 ** (attempt - 1)));
+        const pause = 250 * 2 ** (attempt - 1);
+        const retry = error instanceof InternalApiError && error.kind === 'unavailable' && attempt < this.attempts && Date.now() + pause + MIN_ATTEMPT_MS <= deadline;
+        if (!retry) throw error;
+        await new Promise((resolve) => setTimeout(resolve, pause));
       }
     }
   }
 
-  private async once<S extends z.ZodType>(method: string, path: string, body: unknown, schema: S): Promise<z.infer<S>> {
+  private async once<S extends z.ZodType>(method: string, path: string, body: unknown, schema: S, timeoutMs: number): Promise<z.infer<S>> {
     const what = `${method} ${path.split('?')[0]}`;
     let response: { status: number; ok: boolean; text: string };
     try {
@@ -157,7 +169,7 @@ export class InternalApi {
           ...(body === undefined ? {} : { 'content-type': 'application/json' }),
         },
         body: body === undefined ? undefined : JSON.stringify(body),
-        signal: AbortSignal.timeout(this.timeoutMs),
+        signal: AbortSignal.timeout(timeoutMs),
       });
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;

@@ -16,6 +16,13 @@ export interface RollerOptions {
 
 /** Longest a failing sink waits before it is tried again. */
 const MAX_BACKOFF_MS = 10 * 60_000;
+/**
+ * Longest it waits after a failure of reach (API, store or catalog out of reach, a commit's
+ * outcome unknown): those end when the network heals, and the sink should roll within a
+ * tick or so of it, not after a backoff grown during the partition (research/54).
+ */
+const MAX_REACH_BACKOFF_MS = 30_000;
+const REACH_FAILURES: ReadonlySet<string> = new Set(['api_error', 'store_unavailable', 'catalog_unavailable', 'commit_unknown']);
 /** How often a sink that just rolled a fleet's worth is asked whether it is due again, until the next tick would. */
 const HOT_POLL_MS = 1000;
 
@@ -31,6 +38,8 @@ const HOT_POLL_MS = 1000;
  */
 export class Roller {
   private readonly running = new Map<string, Promise<void>>();
+  /** Sinks whose left lease (the API was out of reach when it was given back) is being given back now. */
+  private readonly settling = new Set<string>();
   private readonly backoff = new Map<string, { until: number; failures: number }>();
   /** Sinks the last survey found due for upkeep, started in slots rolls leave free. */
   private readonly upkeepQueue = new Map<string, InternalSink>();
@@ -88,6 +97,7 @@ export class Roller {
         else waiting++;
       }
       this.waiting = waiting;
+      this.settleLeftLeases();
       // Upkeep only in slots rolls leave free: a lagging sink matters more than a slow scan.
       for (const sink of this.upkeepQueue.values()) {
         if (this.running.size >= this.options.concurrency) break;
@@ -134,9 +144,24 @@ export class Roller {
     return list.sinks.filter((s) => s.state === 'table_missing' && s.pending.batches > 0);
   }
 
+  /**
+   * The API answers again: the leases left when it did not, of sinks this tick did not start
+   * (a due one was just started and takes its lease again), are given back, with the failures
+   * it could not be told of. In the background; each only once its job has certainly stopped.
+   */
+  private settleLeftLeases(): void {
+    const left = this.deps.leftLeases;
+    if (left === undefined) return;
+    for (const sinkId of left.sinkIds()) {
+      if (this.running.has(sinkId) || this.settling.has(sinkId)) continue;
+      this.settling.add(sinkId);
+      void left.settle(sinkId).finally(() => this.settling.delete(sinkId));
+    }
+  }
+
   /** Not running here, not backing off, and not leased by another roller. */
   private free(sink: InternalSink): boolean {
-    if (this.running.has(sink.id) || this.backedOff(sink.id)) return false;
+    if (this.running.has(sink.id) || this.settling.has(sink.id) || this.backedOff(sink.id)) return false;
     return sink.lease === null || sink.lease.roller_id === this.options.rollerId;
   }
 
@@ -203,7 +228,8 @@ export class Roller {
       return;
     }
     const failures = (this.backoff.get(summary.sink)?.failures ?? 0) + 1;
-    const delay = Math.min(MAX_BACKOFF_MS, this.options.tickSeconds * 1000 * 2 ** (failures - 1));
+    const cap = REACH_FAILURES.has(summary.reason) ? MAX_REACH_BACKOFF_MS : MAX_BACKOFF_MS;
+    const delay = Math.min(cap, this.options.tickSeconds * 1000 * 2 ** (failures - 1));
     this.backoff.set(summary.sink, { until: Date.now() + delay, failures });
   }
 

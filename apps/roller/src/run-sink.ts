@@ -1,7 +1,7 @@
 import { toStorableText, type InternalSink } from '@tablemere/contracts';
 import { type FailureReason, RollError } from './errors.ts';
 import { isApiRefusal } from './internal-api.ts';
-import { SinkLease } from './lease.ts';
+import { SinkLease, unreachable } from './lease.ts';
 import type { RollDeps, RollContext } from './roll/context.ts';
 import { runRoll, type RollResult } from './roll/pipeline.ts';
 import { runUpkeep, type UpkeepResult, upkeepJson } from './upkeep/pipeline.ts';
@@ -23,15 +23,23 @@ export type SinkRollSummary =
 /** What one job run under a held lease came to: its value, or why it did not finish. */
 type JobOutcome<T> = { status: 'done'; value: T; seconds: number; phases: Record<string, number> } | { status: 'failed'; error: unknown; seconds: number };
 
-/** The lease already timed, or an acquisition that did not give one. */
-type Leased = { lease: SinkLease; started: number } | { status: 'busy'; holder: string | null } | { status: 'failed'; error: unknown; seconds: number };
+/** The lease already timed (and the sink with the run of failures the lease's earlier roll left), or an acquisition that did not give one. */
+type Leased = { lease: SinkLease; started: number; sink: InternalSink } | { status: 'busy'; holder: string | null } | { status: 'failed'; error: unknown; seconds: number };
 
-/** Takes the sink's lease: rolls and upkeep runs alike, so the two never overlap on one sink in any process. */
+/**
+ * Takes the sink's lease: rolls and upkeep runs alike, so the two never overlap on one sink in
+ * any process. A lease this process left when the API was out of reach is taken again, and the
+ * failure the API could not be told of then is recorded first (the sink's `roll_error` as it is now).
+ */
 async function acquire(deps: RollDeps, sink: InternalSink, options: SinkRollOptions): Promise<Leased> {
   const started = Date.now();
   try {
-    const lease = await SinkLease.acquire(deps.api, sink.id, options.rollerId, options.leaseSeconds, deps.log.child({ sink: sink.id }));
-    return lease === undefined ? { status: 'busy', holder: sink.lease?.roller_id ?? null } : { lease, started };
+    const lease = await SinkLease.acquire(deps.api, sink.id, options.rollerId, options.leaseSeconds, deps.log.child({ sink: sink.id }), deps.leftLeases);
+    if (lease === undefined) return { status: 'busy', holder: sink.lease?.roller_id ?? null };
+    const recorded = await lease.tellUnrecorded();
+    if (recorded === undefined) return { lease, started, sink };
+    deps.metrics.setFailing([{ id: sink.id, attempts: recorded?.attempts ?? null }], false);
+    return { lease, started, sink: { ...sink, roll_error: recorded } };
   } catch (error) {
     return { status: 'failed', error, seconds: (Date.now() - started) / 1000 };
   }
@@ -105,7 +113,7 @@ export async function rollSink(deps: RollDeps, sink: InternalSink, options: Sink
     const why = interrupted();
     return why === undefined ? next : { stop: why };
   };
-  let current = sink;
+  let current = leased.sink;
   let started = leased.started;
   try {
     for (let rolls = 1; ; rolls++) {
@@ -253,7 +261,9 @@ const NOT_THE_SINKS: readonly FailureReason[] = ['aborted', 'lease_lost'];
 /**
  * Tells the API how the roll went while the lease is still ours: a failure counts into the
  * sink's run of failures (shown on the sink until a roll goes through), a good roll ends the
- * run. Best effort: a roll's own outcome never depends on it.
+ * run. Best effort: a roll's own outcome never depends on it. A failure the API could not be
+ * told of (out of reach) stays on the lease, told before the lease is given back or, if that
+ * fails too, once the API answers again (LeftLeases).
  */
 async function recordRollError(ctx: RollContext, error: unknown): Promise<void> {
   const reason: FailureReason | null = error === null ? null : error instanceof RollError ? error.reason : 'internal';
@@ -268,6 +278,7 @@ async function recordRollError(ctx: RollContext, error: unknown): Promise<void> 
     if (recorded === null) ctx.log.info({ failed_rolls: ctx.sink.roll_error?.attempts, since: ctx.sink.roll_error?.since }, 'sink rolls again after failed rolls');
     else ctx.log.warn({ reason: recorded.code, since: recorded.since, failed_rolls: recorded.attempts }, `sink stalled: ${recorded.attempts} failed rolls in a row since ${recorded.since}`);
   } catch (recordError) {
+    if (reason !== null && unreachable(recordError)) ctx.lease.unrecorded = { code: reason, message: toStorableText(message, 4000) || reason };
     ctx.log.warn({ err: recordError }, 'could not record how the roll went on the sink');
   }
 }

@@ -4,6 +4,7 @@ import https from 'node:https';
 import { finished } from 'node:stream/promises';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { SignatureV4 } from '@smithy/signature-v4';
+import { requestDeadlineMs } from './client.ts';
 import { kindOfAnswer, StoreError } from './errors.ts';
 
 /** The signer and where it signs for, made once per client. */
@@ -64,8 +65,6 @@ export type SignedListAnswer = { ok: true; xml: string } | Refused;
 /** User metadata travels as headers with this prefix (names in lowercase). */
 export const META_PREFIX = 'x-amz-meta-';
 
-/** Deadline of one request, connect and body included; a 16 MiB body on a slow link fits. */
-const REQUEST_TIMEOUT_MS = 30_000;
 
 /**
  * SHA-256 and HMAC-SHA-256 for the signer from node:crypto (OpenSSL). The pure-JavaScript
@@ -140,12 +139,16 @@ export class SignedHttp {
   private readonly httpAgent = new http.Agent({ keepAlive: true, maxSockets: 64 });
   private readonly httpsAgent = new https.Agent({ keepAlive: true, maxSockets: 64 });
   private signer: Promise<Setup> | undefined;
+  /** Deadline of one request, connect and body included: the client's requestTimeoutMs (30 s by default, a 16 MiB body on a slow link fits). */
+  private readonly deadlineMs: number;
 
   /** `signPayload` overrides signsPayload(endpoint): true hashes every PUT's payload into its signature. */
   constructor(
     private readonly client: S3Client,
     private readonly options: { signPayload?: boolean } = {},
-  ) {}
+  ) {
+    this.deadlineMs = requestDeadlineMs(client);
+  }
 
   async put(request: SignedPutRequest): Promise<SignedPutAnswer> {
     const setup = await this.setup();
@@ -244,8 +247,8 @@ export class SignedHttp {
       // A plain timer, not AbortSignal.timeout: that builds a signal and a DOMException per
       // request. It runs until the answer's body is read, so a body nobody reads frees its socket.
       const deadline = setTimeout(
-        () => req.destroy(Object.assign(new Error(`the ${method} did not finish within ${REQUEST_TIMEOUT_MS / 1000} s`), { code: 'ETIMEDOUT' })),
-        REQUEST_TIMEOUT_MS,
+        () => req.destroy(Object.assign(new Error(`the ${method} did not finish within ${this.deadlineMs / 1000} s`), { code: 'ETIMEDOUT' })),
+        this.deadlineMs,
       );
       req.once('close', () => clearTimeout(deadline));
       req.on('error', (error: NodeJS.ErrnoException) => {

@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { CrashHook } from '../crash.ts';
 import { RollError } from '../errors.ts';
 import type { InternalApi } from '../internal-api.ts';
-import type { SinkLease } from '../lease.ts';
+import type { LeftLeases, SinkLease } from '../lease.ts';
 import type { UpkeepSettings } from '../config.ts';
 import type { RollerMetrics } from '../metrics.ts';
 import type { TenantCatalogs } from './reload.ts';
@@ -19,6 +19,8 @@ export interface RollDeps {
    */
   intake(sink: InternalSink): ObjectStore;
   catalogs: TenantCatalogs;
+  /** Leases this process could not give back (the API out of reach), to take again or give back once it answers. */
+  leftLeases?: LeftLeases;
   metrics: RollerMetrics;
   crash: CrashHook;
   log: Logger;

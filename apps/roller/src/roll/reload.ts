@@ -22,15 +22,19 @@ export interface TenantTable {
 /**
  * Catalog clients per warehouse, kept across rolls (each connect reads /v1/config and an
  * OAuth2 client caches its token). A warehouse whose settings changed gets a new client.
+ * Every catalog request, and every request to the table's storage, is bounded by `timeoutMs`
+ * (TABLEMERE_ROLLER_CALL_TIMEOUT_SECONDS): no answer in time is catalog_unavailable.
  */
 export class TenantCatalogs {
   private readonly clients = new Map<string, { fingerprint: string; client: Promise<RestCatalog> }>();
+
+  constructor(readonly timeoutMs = 10_000) {}
 
   catalog(warehouse: InternalWarehouse): Promise<RestCatalog> {
     const fingerprint = createHash('sha256').update(JSON.stringify([warehouse.rest_uri, warehouse.warehouse, warehouse.auth])).digest('hex');
     const cached = this.clients.get(warehouse.id);
     if (cached?.fingerprint === fingerprint) return cached.client;
-    const client = RestCatalog.connect({ uri: warehouse.rest_uri, warehouse: warehouse.warehouse, auth: catalogAuthFromWire(warehouse.auth) });
+    const client = RestCatalog.connect({ uri: warehouse.rest_uri, warehouse: warehouse.warehouse, auth: catalogAuthFromWire(warehouse.auth), timeoutMs: this.timeoutMs });
     this.clients.set(warehouse.id, { fingerprint, client });
     // A failed connect is not kept: the next roll tries again.
     client.catch(() => {
@@ -41,9 +45,10 @@ export class TenantCatalogs {
 }
 
 /** The FileIO for the table's files: vended credentials first, the warehouse's S3 settings otherwise. */
-export function tableIO(loaded: LoadTableResult, warehouse: InternalWarehouse): S3FileIO {
+export function tableIO(loaded: LoadTableResult, warehouse: InternalWarehouse, timeoutMs?: number): S3FileIO {
   const { s3 } = warehouse;
   return s3FileIOForTable(loaded, {
+    ...(timeoutMs === undefined ? {} : { timeoutMs }),
     endpoint: s3.endpoint,
     region: s3.region,
     pathStyle: s3.path_style,
@@ -76,7 +81,7 @@ export async function reloadTable(ctx: RollContext): Promise<TenantTable> {
   if (version !== 2 && version !== 3) {
     throw new RollError('table_unsupported', `table ${sink.namespace}.${sink.table} is format v${version}; sinks append to format v2 and v3 tables`);
   }
-  return { catalog, ident, loaded, io: tableIO(loaded, sink.warehouse) };
+  return { catalog, ident, loaded, io: tableIO(loaded, sink.warehouse, ctx.deps.catalogs.timeoutMs) };
 }
 
 /** The same table loaded again (after a commit of ours or a lost race). */

@@ -142,6 +142,7 @@ describe('a roller cut off from the API mid-roll', () => {
       expect(log.some((l) => l.sink === sink.id && l.msg.startsWith('could not give the lease back'))).toBe(true);
       expect(log.some((l) => l.sink === sink.id && l.msg === 'took back the lease left when the API was out of reach')).toBe(true);
       expect(committedAfterHealMs).toBeLessThan(HEALED_WITHIN_MS);
+      console.info(`cut at the intent: failed ${failed!.time - link.cutAtMs!} ms after the cut, committed ${committedAfterHealMs} ms after the heal`);
 
       expect(await xsInTable(ns)).toEqual(expectedXs(20));
       expect(await intakeBatches(stack, sink.id)).toEqual([]);
@@ -170,6 +171,7 @@ describe('a roller cut off from the API mid-roll', () => {
       expect(committedAfterHealMs).toBeLessThan(HEALED_WITHIN_MS);
       const after = lines(roller).find((l) => l.sink === sink.id && l.outcome === 'committed' && l.time >= link.healedAtMs!)!;
       expect(after.settled, 'the cut roll found committed and reported').toBe(1);
+      console.info(`cut at the report: committed ${committedAfterHealMs} ms after the heal`);
       expect(await xsInTable(ns)).toEqual(expectedXs(20));
       expect(await failures(sink.id)).toEqual(['api_error']);
       expect((await publicGet(`/v1/sinks/${sink.id}`, Sink)).roll_error).toBeNull();
@@ -193,6 +195,7 @@ describe('a roller cut off from the store mid-roll', () => {
         expect(failedLines.length).toBeGreaterThan(0);
         expect(new Set(failedLines.map((l) => l.reason))).toEqual(new Set(['store_unavailable']));
         expect(failedLines[0]!.time - link.cutAtMs!).toBeLessThan(7_000);
+        console.info(`cut at the first batch read: ${failedLines.length} failed rolls, the first ${failedLines[0]!.time - link.cutAtMs!} ms after the cut; committed ${committedAfterHealMs} ms after the heal`);
         expect(await xsInTable(ns)).toEqual(expectedXs(20));
         // Every failed roll recorded and counted, by the API and by the roller alike.
         const recorded = await failures(sink.id);

@@ -46,8 +46,9 @@ fi
 phase 3 vitest
 # The files whose tests race another writer's commits run afterwards, alone: on two cores a heavy
 # file beside them (a second stack, a 1,000-batch roll) can slow every commit attempt past the
-# rival's next commit, and the roll then loses every race it is meant to win eventually.
-alone=(apps/roller/test/concurrency.test.ts apps/roller/test/upkeep.test.ts)
+# rival's next commit, and the roll then loses every race it is meant to win eventually. The faults
+# drill (a stack of its own under 16 producers) runs alone too: its timings are what it asserts.
+alone=(apps/roller/test/concurrency.test.ts apps/roller/test/upkeep.test.ts tests/faults.test.ts)
 v_passed=0 v_failed=0 vitest_status=0
 run_vitest() {
   local report status passed failed

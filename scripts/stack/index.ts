@@ -33,6 +33,15 @@ export interface Stack {
   stop(): Promise<void>;
   /** The pid of a supervised service (`api`, `roller`) as it runs now. */
   pid(name: string): number | undefined;
+  dependencies: StackDependencies;
+}
+
+/** The stores' processes, for fault drills: kill one by its pid, then start it again on its data. */
+export interface StackDependencies {
+  postgresPid(): number | undefined;
+  restartPostgres(): Promise<void>;
+  seaweedPid(): number | undefined;
+  restartSeaweed(): Promise<void>;
 }
 
 export const TABLE_BUCKET = 'warehouse';
@@ -90,6 +99,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
   const stops: Array<() => Promise<void>> = [];
   const procs: Managed[] = [];
   const services: Record<string, Supervised> = {};
+  let dependencies: StackDependencies | undefined;
 
   let stopping = false;
   const stop = async () => {
@@ -120,21 +130,34 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       });
     recordState();
 
-    const weed = await timed('seaweedfs', () =>
-      startSeaweed({
-        weedBin: path.join(opts.root, '.venv', 'bin', 'weed'),
-        dir: path.join(paths.data, 'weed'),
-        logFile: path.join(paths.logs, 'seaweedfs.log'),
-        ports,
-        tableBucket: TABLE_BUCKET,
-        intakeBucket: INTAKE_BUCKET,
-        region: REGION,
-        ...creds,
-      }),
-    );
-    procs.push(weed);
+    const weedOptions = {
+      weedBin: path.join(opts.root, '.venv', 'bin', 'weed'),
+      dir: path.join(paths.data, 'weed'),
+      logFile: path.join(paths.logs, 'seaweedfs.log'),
+      ports,
+      tableBucket: TABLE_BUCKET,
+      intakeBucket: INTAKE_BUCKET,
+      region: REGION,
+      ...creds,
+    };
+    let weed = await timed('seaweedfs', () => startSeaweed(weedOptions));
+    const weedSlot = procs.push(weed) - 1;
     stops.push(() => weed.stop());
     reportExit(weed, say, () => stopping);
+    dependencies = {
+      postgresPid: () => pg.pid,
+      restartPostgres: async () => {
+        await pg.restart();
+        recordState();
+      },
+      seaweedPid: () => weed.child.pid,
+      restartSeaweed: async () => {
+        weed = await startSeaweed(weedOptions);
+        procs[weedSlot] = weed;
+        reportExit(weed, say, () => stopping);
+        recordState();
+      },
+    };
     recordState();
 
     const store = { endpoint: s3Url, region: REGION, ...creds };
@@ -245,7 +268,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     };
     timings.total = Date.now() - started;
     writeEnvFile(paths.envFile, env, `local stack started ${new Date(started).toISOString()} by pid ${process.pid}; source it to reach the stack`);
-    return { env, timings, stop, pid: (name) => services[name]?.current().child.pid };
+    return { env, timings, stop, pid: (name) => services[name]?.current().child.pid, dependencies: dependencies! };
   } catch (err) {
     await stop();
     throw err;

@@ -10,6 +10,11 @@ export interface PostgresHandle {
   pid: number | undefined;
   source: 'embedded' | 'DATABASE_URL';
   stop(): Promise<void>;
+  /**
+   * Starts the embedded server again on its data dir after it died (crash recovery runs), as a
+   * restart or a failover would; `pid` is the new postmaster's. Fault drills only.
+   */
+  restart(): Promise<void>;
 }
 
 const DATABASE = 'tablemere';
@@ -43,7 +48,13 @@ export async function startPostgres(opts: { dir: string; port: number; logFile: 
   if (opts.databaseUrl) {
     const url = opts.databaseUrl;
     await waitUntilReady('postgres (DATABASE_URL)', () => canQuery(url), { deadlineMs: 15_000, command: 'DATABASE_URL' });
-    return { url, pid: undefined, source: 'DATABASE_URL', stop: async () => {} };
+    return {
+      url,
+      pid: undefined,
+      source: 'DATABASE_URL',
+      stop: async () => {},
+      restart: () => Promise.reject(new Error('a Postgres given by DATABASE_URL is not the stack\'s to restart')),
+    };
   }
   const log = (line: unknown) => appendFileSync(opts.logFile, `${String(line).trimEnd()}\n`);
   if (process.getuid?.() === 0) {
@@ -75,7 +86,23 @@ export async function startPostgres(opts: { dir: string; port: number; logFile: 
   const url = `postgres://postgres:postgres@127.0.0.1:${opts.port}/${DATABASE}`;
   await server.createDatabase(DATABASE);
   await waitUntilReady('postgres', () => canQuery(url), { deadlineMs: 10_000, command, logFile: opts.logFile });
-  return { url, pid: postmasterPid(opts.dir), source: 'embedded', stop: () => server.stop() };
+  const handle: PostgresHandle = {
+    url,
+    pid: postmasterPid(opts.dir),
+    source: 'embedded',
+    stop: () => server.stop(),
+    async restart() {
+      // The old server's backends may still be leaving (they notice the postmaster's death on
+      // their next wait), holding its shared memory: a start fails until they are gone.
+      await waitUntilReady('postgres restart', async () => {
+        await server.start();
+        return true;
+      }, { deadlineMs: 60_000, command, logFile: opts.logFile });
+      await waitUntilReady('postgres', () => canQuery(url), { deadlineMs: 30_000, command, logFile: opts.logFile });
+      handle.pid = postmasterPid(opts.dir);
+    },
+  };
+  return handle;
 }
 
 /** The first directory on the way to `target` that users other than its owner cannot enter. */

@@ -17,9 +17,9 @@ export interface SeaweedOptions {
 }
 
 /**
- * SeaweedFS `weed mini`: S3 and the Iceberg REST catalog in one process. The data dir must be new
- * (it saves its flags in `<dir>/mini.options` and reloads them), and the credentials in its
- * environment become the admin identity.
+ * SeaweedFS `weed mini`: S3 and the Iceberg REST catalog in one process. The data dir is new, or
+ * one it ran on with the same flags (it saves them in `<dir>/mini.options` and reloads them: a
+ * restart), and the credentials in its environment become the admin identity.
  */
 export async function startSeaweed(o: SeaweedOptions): Promise<Managed> {
   mkdirSync(o.dir, { recursive: true });
@@ -69,7 +69,10 @@ export async function startSeaweed(o: SeaweedOptions): Promise<Managed> {
   await waitUntilReady(
     'seaweedfs intake bucket',
     async () => {
-      await client.send(new CreateBucketCommand({ Bucket: o.intakeBucket }));
+      // A restart on the same data dir finds the bucket there already.
+      await client.send(new CreateBucketCommand({ Bucket: o.intakeBucket })).catch((error: { name?: string }) => {
+        if (error.name !== 'BucketAlreadyOwnedByYou' && error.name !== 'BucketAlreadyExists') throw error;
+      });
       return true;
     },
     { deadlineMs: 30_000, proc },

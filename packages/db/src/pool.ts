@@ -36,7 +36,8 @@ export function createPool(databaseUrl: string, options: PoolOptions = {}): Pool
     connectionString: databaseUrl,
     application_name: options.applicationName ?? 'tablemere',
     max: options.max ?? 10,
-    connectionTimeoutMillis: options.connectionTimeoutMillis ?? 5_000,
+    // A connection is bounded like a statement (a frozen server accepts TCP and never answers).
+    connectionTimeoutMillis: options.connectionTimeoutMillis ?? Math.min(5_000, options.queryTimeoutMillis ?? 5_000),
     ...(options.queryTimeoutMillis ? { query_timeout: options.queryTimeoutMillis } : {}),
   });
   pool.on('error', options.onIdleError ?? reportIdleError);

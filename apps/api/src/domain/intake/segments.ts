@@ -15,6 +15,7 @@ import {
 } from '@tablemere/store';
 import type { FastifyBaseLogger } from 'fastify';
 import { apiError } from '../../errors.ts';
+import { type Aftercare, unavailable } from './aftercare.ts';
 import type { Claim, Claims, StoredCheck } from './claim.ts';
 import { intakeUnavailable, throughDatabase } from './unavailable.ts';
 import type { ClaimRequest, LedgerWrites } from './writes.ts';
@@ -113,6 +114,8 @@ export interface SegmentWriterDeps {
   pool: Pool;
   claims: Claims;
   settler: LedgerWrites;
+  /** Settles or releases, once the database is back, the claims an outage left `storing`. */
+  aftercare: Aftercare;
   log: FastifyBaseLogger;
   /** Told of every segment written: its batches and bytes (metrics). */
   written?: (batches: number, bytes: number) => void;
@@ -194,15 +197,20 @@ export class SegmentWriter {
     const stored = storedCheck(q);
     const claims = await Promise.allSettled(taken.map((w) => throughDatabase(() => this.deps.claims.claim({ ...w.item.claim, segmentId }, stored))));
     const claimed: Array<{ w: Waiting; receivedAt: string; day: string }> = [];
+    const unclaimed: string[] = [];
     for (const [i, outcome] of claims.entries()) {
       const w = taken[i]!;
-      if (outcome.status === 'rejected') w.reject(outcome.reason);
-      else if (outcome.value.kind === 'claimed') claimed.push({ w, receivedAt: outcome.value.receivedAt, day: outcome.value.day });
+      if (outcome.status === 'rejected') {
+        // A claim the database did not confirm may still commit: it names this segment, which will never hold its batch.
+        if (unavailable(outcome.reason)) unclaimed.push(w.item.claim.batchId);
+        w.reject(outcome.reason);
+      } else if (outcome.value.kind === 'claimed') claimed.push({ w, receivedAt: outcome.value.receivedAt, day: outcome.value.day });
       else if (outcome.value.kind === 'stored') {
         const { receivedAt, day, segmentId: where } = outcome.value;
         void this.settle(q, w, { day, receivedAt, segmentId: where, offset: null, key: where === null ? batchKey(q.sinkId, w.item.claim.batchId) : segmentKey(q.sinkId, where) });
       } else w.resolve({ kind: 'known', claim: outcome.value });
     }
+    if (unclaimed.length > 0) this.releaseLater(q.sinkId, segmentId, unclaimed);
     if (claimed.length === 0) return;
 
     const segment = encodeSegment(
@@ -236,14 +244,21 @@ export class SegmentWriter {
   /** Step 3 for one batch, and its answer. */
   private async settle(q: SinkQueue, w: Waiting, at: { day: string; receivedAt: string; segmentId: string | null; offset: number | null; key: string }): Promise<void> {
     const { claim, projectId, wireBytes } = w.item;
+    const settle = () =>
+      this.deps.settler.settle({ sinkId: q.sinkId, projectId, batchId: claim.batchId, day: at.day, receivedAt: at.receivedAt, wireBytes, segmentId: at.segmentId, segmentOffset: at.offset });
     try {
-      const settled = await throughDatabase(() =>
-        this.deps.settler.settle({ sinkId: q.sinkId, projectId, batchId: claim.batchId, day: at.day, receivedAt: at.receivedAt, wireBytes, segmentId: at.segmentId, segmentOffset: at.offset }),
-      );
+      const settled = await throughDatabase(settle);
       w.resolve(settled ? { kind: 'settled', receivedAt: at.receivedAt } : { kind: 'unsettled', receivedAt: at.receivedAt, key: at.key });
     } catch (error) {
+      // The batch is durable: settled as soon as the database answers, so the producer's retry is a replay.
+      if (unavailable(error)) this.deps.aftercare.later(`settle ${q.sinkId}/${claim.batchId}`, settle);
       w.reject(error);
     }
+  }
+
+  /** Removes, once the database answers, claims naming a segment that will not hold their batches. */
+  private releaseLater(sinkId: string, segmentId: string, batchIds: string[]): void {
+    this.deps.aftercare.later(`release ${sinkId}/${segmentId}`, () => releaseClaims(this.deps.pool, sinkId, segmentId, batchIds));
   }
 
   /**
@@ -267,14 +282,12 @@ export class SegmentWriter {
    */
   private async failed(q: SinkQueue, segmentId: string, claimed: ReadonlyArray<{ w: Waiting; receivedAt: string; day: string }>, error: unknown): Promise<unknown> {
     if (refused(error)) {
+      const batchIds = claimed.map((c) => c.w.item.claim.batchId);
       try {
-        await query(
-          this.deps.pool,
-          `DELETE FROM sink_batches WHERE sink_id = $1 AND batch_id = ANY($3::text[]) AND state = 'storing' AND segment_id = $2`,
-          [q.sinkId, segmentId, claimed.map((c) => c.w.item.claim.batchId)],
-        );
+        await releaseClaims(this.deps.pool, q.sinkId, segmentId, batchIds);
       } catch (releaseError) {
-        this.deps.log.warn({ err: releaseError, sink_id: q.sinkId, segment: segmentId }, 'could not release the claims of a segment the store refused; they will go stale');
+        if (unavailable(releaseError)) this.releaseLater(q.sinkId, segmentId, batchIds);
+        else this.deps.log.warn({ err: releaseError, sink_id: q.sinkId, segment: segmentId }, 'could not release the claims of a segment the store refused; they will go stale');
       }
       if (isStoreError(error, 'quota_exceeded')) return apiError('quota_exceeded', { cause: error });
       if (isStoreError(error)) return intakeUnavailable('the store could not take it', error);
@@ -283,6 +296,11 @@ export class SegmentWriter {
     this.deps.log.warn({ err: error, sink_id: q.sinkId, segment: segmentId, batches: claimed.length }, 'a segment write ended without an answer; its batches are claimed until a replay finds out whether it landed');
     return intakeUnavailable('the store did not say whether it took the batch');
   }
+}
+
+/** Drops the claims of batches that `segmentId` does not hold (it was refused, or never written). */
+async function releaseClaims(pool: Pool, sinkId: string, segmentId: string, batchIds: readonly string[]): Promise<void> {
+  await query(pool, `DELETE FROM sink_batches WHERE sink_id = $1 AND batch_id = ANY($3::text[]) AND state = 'storing' AND segment_id = $2`, [sinkId, segmentId, batchIds]);
 }
 
 /** The sends one segment takes from the front of the queue: whole batches, within the caps. */

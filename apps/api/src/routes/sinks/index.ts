@@ -2,6 +2,7 @@ import { SEND_BODY_LIMIT } from '@tablemere/contracts';
 import { ObjectStore } from '@tablemere/store';
 import type { FastifyInstance } from 'fastify';
 import type { RouteDeps } from '../../deps.ts';
+import { Aftercare } from '../../domain/intake/aftercare.ts';
 import { BacklogGauge } from '../../domain/intake/backlog.ts';
 import { Claims } from '../../domain/intake/claim.ts';
 import { InFlight } from '../../domain/intake/in-flight.ts';
@@ -36,6 +37,7 @@ const LARGE_BODY_BYTES = 1024 * 1024;
 export function sinkRoutes(app: FastifyInstance, deps: RouteDeps): void {
   if (!deps.sinksEnabled) return;
   const ledgerWrites = new LedgerWrites(deps.pool);
+  const aftercare = new Aftercare(app.log);
   const sinkDeps: SinkRouteDeps = {
     ...deps,
     intakes: new IntakeStores(deps.pool, deps.secrets, new ObjectStore(deps.s3, deps.intakeBucket)),
@@ -45,6 +47,7 @@ export function sinkRoutes(app: FastifyInstance, deps: RouteDeps): void {
       pool: deps.pool,
       claims: new Claims(deps.pool, ledgerWrites, deps.staleClaimSeconds),
       settler: ledgerWrites,
+      aftercare,
       log: app.log,
       written: (batches, bytes) => deps.metrics.segmentWritten(batches, bytes),
       crashAt: deps.intakeCrashAt,
@@ -52,7 +55,10 @@ export function sinkRoutes(app: FastifyInstance, deps: RouteDeps): void {
     bodies: new BodyPool(SEND_BODY_LIMIT, BODY_SLABS_KEPT, LARGE_BODY_BYTES),
     inFlight: new InFlight(deps.sendInFlight),
   };
-  app.addHook('onClose', async () => sinkDeps.intakes.close());
+  app.addHook('onClose', async () => {
+    sinkDeps.intakes.close();
+    aftercare.close();
+  });
   app.register(
     apiKeyScope(deps.pool, 'read', (read) => {
       listSinks(read, sinkDeps);

@@ -34,6 +34,7 @@ const routes = [
   { method: 'POST', url: '/v1/keys', level: 'admin', body: { name: 'k', level: 'read' } },
   { method: 'DELETE', url: '/v1/keys/000000000000', level: 'admin' },
   { method: 'GET', url: '/v1/warehouses', level: 'read' },
+  { method: 'GET', url: '/v1/warehouses/garden', level: 'read' },
   { method: 'POST', url: '/v1/warehouses', level: 'admin', body: warehouseBody('w') },
   { method: 'GET', url: '/v1/warehouses/garden/tables', level: 'read' },
   { method: 'GET', url: '/v1/warehouses/garden/tables/garden.events', level: 'read' },

@@ -92,6 +92,19 @@ describe('warehouse registration', () => {
     for (const w of res.body.warehouses) expect(Object.keys(w.s3).sort()).toEqual(['endpoint', 'region', 'sink_bucket']);
   });
 
+  it('answers one warehouse by name with the auth type only, 404 warehouse_not_found for another', async () => {
+    const res = await send('GET', '/v1/warehouses/wh-sigv4');
+    expect(res.status, res.text).toBe(200);
+    const listed = WarehouseList.parse((await send('GET', '/v1/warehouses')).body).warehouses.find((w) => w.name === 'wh-sigv4');
+    expect(Warehouse.parse(res.body)).toEqual(listed);
+    expect(Object.keys(res.body.auth)).toEqual(['type']);
+    expect(Object.keys(res.body.s3).sort()).toEqual(['endpoint', 'region', 'sink_bucket']);
+    const unknown = await send('GET', '/v1/warehouses/nowhere');
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.error.code).toBe('warehouse_not_found');
+    expect((await send('GET', '/v1/warehouses/Bad%20Name')).status).toBe(400);
+  });
+
   it('answers 409 warehouse_exists for a taken name', async () => {
     const res = await send('POST', '/v1/warehouses', registration('garden', { type: 'none' }));
     expect(res.status).toBe(409);

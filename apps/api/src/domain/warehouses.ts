@@ -202,6 +202,13 @@ export async function listWarehouses(db: Queryable, projectId: string): Promise<
   return rows.map(toWarehouse);
 }
 
+/** The project's warehouse by name, as the API shows it (no secret); 404 warehouse_not_found otherwise. */
+export async function getWarehouse(db: Queryable, projectId: string, name: string): Promise<Warehouse> {
+  const row = await queryOne<WarehouseRow>(db, 'SELECT * FROM warehouses WHERE project_id = $1 AND name = $2', [projectId, name]);
+  if (!row) throw warehouseNotFound(name);
+  return toWarehouse(row);
+}
+
 /** The project's warehouse by name with its secrets opened; 404 warehouse_not_found otherwise. */
 export async function openWarehouse(db: Queryable, box: SecretBox, projectId: string, name: string): Promise<WarehouseAccess> {
   const row = await queryOne<WarehouseRow>(db, 'SELECT * FROM warehouses WHERE project_id = $1 AND name = $2', [projectId, name]);

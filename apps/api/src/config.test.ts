@@ -92,8 +92,8 @@ describe('the public URL', () => {
 });
 
 describe('the database bound', () => {
-  it('is 10 s by default and read from TABLEMERE_DB_TIMEOUT_MS', () => {
-    expect(loadConfig(valid).dbTimeoutMs).toBe(10_000);
+  it('is 5 s by default and read from TABLEMERE_DB_TIMEOUT_MS', () => {
+    expect(loadConfig(valid).dbTimeoutMs).toBe(5_000);
     expect(loadConfig({ ...valid, TABLEMERE_DB_TIMEOUT_MS: '2500' }).dbTimeoutMs).toBe(2500);
     expect(problems({ ...valid, TABLEMERE_DB_TIMEOUT_MS: '5' })).toHaveLength(1);
   });

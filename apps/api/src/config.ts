@@ -61,8 +61,11 @@ const Env = z.object({
    * write can last only in tests that kill a process on purpose.
    */
   TABLEMERE_STALE_CLAIM_SECONDS: z.coerce.number().int().min(1).default(STALE_CLAIM_SECONDS),
-  /** A statement of a request without an answer after this long fails (503 database_unavailable / intake_unavailable). */
-  TABLEMERE_DB_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
+  /**
+   * A connection or statement of a request without an answer after this long fails (503
+   * database_unavailable / intake_unavailable): a request waits at most about twice this on Postgres.
+   */
+  TABLEMERE_DB_TIMEOUT_MS: z.coerce.number().int().min(100).default(5_000),
   /** Test-only: SIGKILL at this point of the first segment that reaches it (segments.ts). */
   TABLEMERE_API_CRASH_AT: z.enum(INTAKE_CRASH_POINTS).optional(),
 });

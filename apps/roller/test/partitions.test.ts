@@ -15,6 +15,7 @@ import { startLink, type Link } from './support/link.ts';
 import { pyicebergRows } from './support/readers.ts';
 import { addressOf, logLines, startRoller, waitFor, type RunningRoller } from './support/roller.ts';
 import { startTestStack, suffix, type TestStack } from './support/stack.ts';
+import { stackEnv } from '../../../tests/support/stack.ts';
 
 let stack: TestStack;
 const namespaces: string[] = [];
@@ -42,18 +43,18 @@ const ROLLER = {
 };
 
 /** Sends `count` batches numbered from `first`, and makes them due at once (an hour old). */
-async function sendBatches(sink: CreatedSink, first: number, count: number): Promise<void> {
+async function sendBatches(sink: CreatedSink, first: number, count: number, on: TestStack = stack): Promise<void> {
   for (let b = first; b < first + count; b++) {
-    await send(stack, sink, `b${b}`, Array.from({ length: ROWS_PER_BATCH }, (_, r) => ({ x: b * ROWS_PER_BATCH + r, who: `b${b}` })));
+    await send(on, sink, `b${b}`, Array.from({ length: ROWS_PER_BATCH }, (_, r) => ({ x: b * ROWS_PER_BATCH + r, who: `b${b}` })));
   }
-  await stack.pool.query("UPDATE sink_batches SET received_at = received_at - interval '1 hour' WHERE sink_id = $1", [sink.id]);
+  await on.pool.query("UPDATE sink_batches SET received_at = received_at - interval '1 hour' WHERE sink_id = $1", [sink.id]);
 }
 
 type Line = Record<string, unknown> & { time: number; msg: string };
 const lines = (roller: RunningRoller) => logLines(roller.output()) as Line[];
 
-async function failures(sinkId: string): Promise<string[]> {
-  const { rows } = await stack.pool.query<{ code: string }>('SELECT code FROM sink_roll_failures WHERE sink_id = $1 ORDER BY code', [sinkId]);
+async function failures(sinkId: string, on: TestStack = stack): Promise<string[]> {
+  const { rows } = await on.pool.query<{ code: string }>('SELECT code FROM sink_roll_failures WHERE sink_id = $1 ORDER BY code', [sinkId]);
   return rows.map((r) => r.code);
 }
 
@@ -78,12 +79,14 @@ async function xsInTable(ns: string): Promise<number[]> {
 async function rollThroughCut(
   sink: CreatedSink,
   link: Link,
-  cutAt: RegExp,
+  cutAt: RegExp | [RegExp, number],
   env: Record<string, string>,
   during?: () => Promise<void>,
+  on: TestStack = stack,
 ): Promise<{ roller: RunningRoller; committedAfterHealMs: number }> {
-  link.cutAt(cutAt);
-  const roller = startRoller(stack.rollerEnv({ ...ROLLER, TABLEMERE_ROLLER_ID: `partition-${suffix()}`, ...env }));
+  if (Array.isArray(cutAt)) link.cutAt(...cutAt);
+  else link.cutAt(cutAt);
+  const roller = startRoller(on.rollerEnv({ ...ROLLER, TABLEMERE_ROLLER_ID: `partition-${suffix()}`, ...env }));
   try {
     await waitFor('the link to go down mid-roll', async () => link.down, 30_000);
     await during?.();
@@ -208,6 +211,65 @@ describe('a roller cut off from the store mid-roll', () => {
       }
     } finally {
       await link.close();
+    }
+  }, 60_000);
+});
+
+describe('a roller cut off from the catalog mid-roll', () => {
+  let link: Link;
+  let cut: TestStack;
+  const own: string[] = [];
+
+  beforeAll(async () => {
+    const env = stackEnv();
+    const catalog = new URL(env.ICEBERG_REST_URI!);
+    link = await startLink(catalog.origin);
+    // The warehouse is registered at the link: the roller reaches the catalog only through it.
+    cut = await startTestStack({ env: { ...env, ICEBERG_REST_URI: `${link.url}${catalog.pathname.replace(/\/$/, '')}` } });
+  });
+  afterAll(async () => {
+    await cut?.dropNamespaces(own);
+    await cut?.stop();
+    await link?.close();
+  });
+
+  it('fails as catalog_unavailable within the bound while cut at the table load, records each failure, and rolls after the heal', async () => {
+    const { ns, sink } = await sinkOnNewTable(cut, own, 'part_catalog', { inactivity_seconds: 10 });
+    await sendBatches(sink, 0, 20, cut);
+    const load = /^GET \S*\/namespaces\/[^/\s]+\/tables\/[^/\s?]+ HTTP/;
+    const { roller, committedAfterHealMs } = await rollThroughCut(sink, link, load, {}, undefined, cut);
+    try {
+      expect(committedAfterHealMs).toBeLessThan(HEALED_WITHIN_MS);
+      const failedLines = lines(roller).filter((l) => l.sink === sink.id && typeof l.msg === 'string' && l.msg.startsWith('roll failed'));
+      expect(failedLines.length).toBeGreaterThan(0);
+      expect(new Set(failedLines.map((l) => l.reason))).toEqual(new Set(['catalog_unavailable']));
+      expect(failedLines[0]!.time - link.cutAtMs!).toBeLessThan(5_000);
+      console.info(`cut at the table load: ${failedLines.length} failed rolls, the first ${failedLines[0]!.time - link.cutAtMs!} ms after the cut; committed ${committedAfterHealMs} ms after the heal`);
+      expect(await xsInTable(ns)).toEqual(expectedXs(20));
+      expect(await failures(sink.id, cut)).toEqual(failedLines.map(() => 'catalog_unavailable'));
+      expect(await failureMetric(roller, 'catalog_unavailable')).toBe(failedLines.length);
+    } finally {
+      await stopRoller(roller);
+    }
+  }, 60_000);
+
+  it('rides out a cut at the append commit: the unknown outcome is settled on the new base and the rows land once after the heal', async () => {
+    const { ns, sink } = await sinkOnNewTable(cut, own, 'part_commit', { inactivity_seconds: 10 });
+    await sendBatches(sink, 0, 20, cut);
+    // The second table commit: the first roll's properties are the first, its append the second.
+    const commit = /^POST \S*\/namespaces\/[^/\s]+\/tables\/[^/\s]+ HTTP/;
+    const { roller, committedAfterHealMs } = await rollThroughCut(sink, link, [commit, 2], {}, undefined, cut);
+    try {
+      expect(committedAfterHealMs).toBeLessThan(HEALED_WITHIN_MS);
+      const log = lines(roller);
+      expect(log.some((l) => l.sink === sink.id && l.kind === 'commit_state_unknown')).toBe(true);
+      const committed = log.filter((l) => l.sink === sink.id && l.outcome === 'committed');
+      expect(committed).toHaveLength(1);
+      expect(Number(committed[0]!.attempts)).toBeGreaterThanOrEqual(2);
+      console.info(`cut at the append's commit: committed ${committedAfterHealMs} ms after the heal in one roll of ${committed[0]!.seconds} s, ${committed[0]!.attempts} attempts`);
+      expect(await xsInTable(ns)).toEqual(expectedXs(20));
+    } finally {
+      await stopRoller(roller);
     }
   }, 60_000);
 });

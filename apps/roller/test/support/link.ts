@@ -6,14 +6,14 @@ import net from 'node:net';
  * either way: connections open already and new ones are held without a byte forwarded (no
  * reset, no refusal: the caller waits, as it would on a silent network). Back up, the held
  * connections are closed (on a real network they timed out meanwhile) and new ones pass.
- * `cutAt` takes the link down by itself just before a request whose first bytes match it would
- * pass, so a test can cut it at an exact step of a roll.
+ * `cutAt` takes the link down by itself just before a request whose first bytes match would
+ * pass (that request never arrives), so a test can cut it at an exact step of a roll.
  */
 export interface Link {
   /** The link's end, e.g. `http://127.0.0.1:40123`. */
   url: string;
-  /** Down from the first request whose text (method, path, headers) matches. */
-  cutAt(pattern: RegExp): void;
+  /** Down from the `nth` (default first) request whose text (method, path, headers) matches. */
+  cutAt(pattern: RegExp, nth?: number): void;
   cut(): void;
   heal(): void;
   readonly down: boolean;
@@ -29,7 +29,7 @@ export async function startLink(target: string): Promise<Link> {
   /** Connections that met the link down: closed when it comes back. */
   const held = new Set<net.Socket>();
   let down = false;
-  let trigger: RegExp | undefined;
+  let trigger: { pattern: RegExp; left: number } | undefined;
   let cutAtMs: number | undefined;
   let healedAtMs: number | undefined;
   const cut = () => {
@@ -51,7 +51,7 @@ export async function startLink(target: string): Promise<Link> {
       if (down) held.add(socket);
     }
     client.on('data', (chunk: Buffer) => {
-      if (!down && trigger?.test(chunk.toString('latin1'))) {
+      if (!down && trigger?.pattern.test(chunk.toString('latin1')) && --trigger.left === 0) {
         trigger = undefined;
         cut();
       }
@@ -67,8 +67,8 @@ export async function startLink(target: string): Promise<Link> {
   const { port } = server.address() as net.AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
-    cutAt: (pattern) => {
-      trigger = pattern;
+    cutAt: (pattern, nth = 1) => {
+      trigger = { pattern, left: nth };
     },
     cut,
     heal() {

@@ -1,7 +1,7 @@
 /**
  * A roller cut off mid-roll and the network healed (issue 35, research/54). The link between a
- * roller service and the API's internal listener (or the store) goes down at an exact step of
- * a roll and comes back 18 s later; the roller's every call is bounded at 2 s. The lease is 60 s
+ * roller service and the API's internal listener (or the store, or the catalog) goes down at an
+ * exact step of a roll and comes back 18 s later; the roller's every call is bounded at 2 s. The lease is 60 s
  * (the default): a roller that could not take back the lease it could not give back would leave
  * the sink waiting ~40 s after the heal. The sink must roll again within 15 s of the heal, every
  * row once in the table (PyIceberg), and the failure recorded with its reason on the sink, in the

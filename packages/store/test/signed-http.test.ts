@@ -66,3 +66,25 @@ describe('SignedHttp on the stack', () => {
     });
   }
 });
+
+describe("SignedHttp's deadline", () => {
+  it("is the client's requestTimeoutMs: a store that never answers is unavailable within it", async () => {
+    const { createServer } = await import('node:http');
+    const silent = createServer((request) => void request.resume());
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const { port } = silent.address() as { port: number };
+    const client = createS3Client({ endpoint: `http://127.0.0.1:${port}`, region: 'us-east-1', credentials: { accessKeyId: 'a', secretAccessKey: 'b' }, requestTimeoutMs: 500 });
+    try {
+      const started = Date.now();
+      const failure = await new ObjectStore(client, 'bucket').getBytes('some/key').catch((error: unknown) => error);
+      const took = Date.now() - started;
+      expect(failure).toMatchObject({ kind: 'unavailable' });
+      expect(took).toBeGreaterThanOrEqual(450);
+      expect(took).toBeLessThan(2_000);
+    } finally {
+      client.destroy();
+      silent.closeAllConnections();
+      await new Promise((resolve) => silent.close(resolve));
+    }
+  });
+});

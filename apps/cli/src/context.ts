@@ -28,10 +28,10 @@ export interface CommandContext {
   now(): Date;
 }
 
-/** A catalog name the user typed, checked and ready for a URL path. */
-export function catalogSegment(catalog: string): string {
-  const name = WarehouseName.safeParse(catalog);
-  if (!name.success) throw usageError(`catalog '${catalog}': ${name.error.issues[0]?.message ?? 'invalid name'}`);
+/** A warehouse name the user typed (the API's `{warehouse}`), checked and ready for a URL path. */
+export function warehouseSegment(warehouse: string): string {
+  const name = WarehouseName.safeParse(warehouse);
+  if (!name.success) throw usageError(`warehouse '${warehouse}': ${name.error.issues[0]?.message ?? 'invalid name'}`);
   return encodeURIComponent(name.data);
 }
 

@@ -14,6 +14,7 @@ import { addSinkTail } from './commands/sink-tail.ts';
 import { addSinkUpdate } from './commands/sink-update.ts';
 import { addTableCreate } from './commands/table-create.ts';
 import { addTableList } from './commands/table-list.ts';
+import { addWarehouse } from './commands/warehouse.ts';
 import { resolveApiConfig, resolveApiUrl } from './config.ts';
 import type { CommandContext } from './context.ts';
 import { CliError, exitCodeHelp, usageError } from './errors.ts';
@@ -94,7 +95,9 @@ function buildProgram(context: CommandContext, io: Io): Program {
     });
   track(root);
 
-  const table = track(root.command('table').description('create and list tables in a catalog'));
+  track(addWarehouse(root, context));
+
+  const table = track(root.command('table').description("create and list tables in a warehouse's catalog"));
   addTableCreate(table, context);
   addTableList(table, context);
 

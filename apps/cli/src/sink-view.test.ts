@@ -57,7 +57,7 @@ describe('sink views', () => {
   it('shows a sink as labelled lines', () => {
     expect(sinkDetails(sink, now)).toEqual([
       'sink events_in (snk_0123456789ab)',
-      '  table        garden.events in catalog garden',
+      '  table        garden.events in warehouse garden',
       '  state        active',
       '  ingest URL   http://127.0.0.1:8787/v1/sinks/snk_0123456789ab',
       '  roll         every 5 min, or once 64.0 MiB wait, or at 1,000 batches',
@@ -123,9 +123,9 @@ describe('sink views', () => {
 
   it('lists sinks as a table', () => {
     expect(sinkTable([sink, { ...sink, name: 'b', last_roll: null }], now)).toEqual([
-      'NAME       ID                CATALOG  TABLE          STATE   WAITING                           LAST ROLL',
-      'events_in  snk_0123456789ab  garden   garden.events  active  2 batches (1.2 MiB), 42 s behind  3 min ago',
-      'b          snk_0123456789ab  garden   garden.events  active  2 batches (1.2 MiB), 42 s behind  -',
+      'NAME       ID                WAREHOUSE  TABLE          STATE   WAITING                           LAST ROLL',
+      'events_in  snk_0123456789ab  garden     garden.events  active  2 batches (1.2 MiB), 42 s behind  3 min ago',
+      'b          snk_0123456789ab  garden     garden.events  active  2 batches (1.2 MiB), 42 s behind  -',
     ]);
   });
 });

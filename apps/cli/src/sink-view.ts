@@ -103,7 +103,7 @@ export function sinkDetails(sink: Sink, now: Date): string[] {
     `sink ${sink.name} (${sink.id})`,
     ...columns(
       [
-        ['table', `${sink.table} in catalog ${sink.warehouse}`],
+        ['table', `${sink.table} in warehouse ${sink.warehouse}`],
         ...(sink.partition.length === 0 ? [] : [['partition', `${sink.partition.join(', ')} (from the first roll)`]]),
         ['state', describeState(sink)],
         ...(sink.roll_error === null ? [] : [['roll error', describeRollError(sink.roll_error, now)]]),
@@ -130,7 +130,7 @@ export function sinkDetails(sink: Sink, now: Date): string[] {
 /** `sink list`: a header and one row per sink. */
 export function sinkTable(sinks: readonly Sink[], now: Date): string[] {
   return columns([
-    ['NAME', 'ID', 'CATALOG', 'TABLE', 'STATE', 'WAITING', 'LAST ROLL'],
+    ['NAME', 'ID', 'WAREHOUSE', 'TABLE', 'STATE', 'WAITING', 'LAST ROLL'],
     ...sinks.map((sink) => [
       sink.name,
       sink.id,

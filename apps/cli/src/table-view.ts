@@ -2,7 +2,7 @@ import type { CreatedTable, SchemaField } from '@tablemere/contracts';
 import { columns } from './output.ts';
 
 /** A created table for people: where it is and its columns, nested types written out. */
-export function tableLines(created: CreatedTable, title = `created ${created.table} in catalog ${created.warehouse}`): string[] {
+export function tableLines(created: CreatedTable, title = `created ${created.table} in warehouse ${created.warehouse}`): string[] {
   return [
     `${title} (Iceberg format v${created.format_version})`,
     `location ${created.location}`,

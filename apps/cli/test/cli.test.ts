@@ -83,7 +83,7 @@ describe('tablemere table create', () => {
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
     const lines = result.stdout.trimEnd().split('\n');
-    expect(lines[0]).toBe(`created ${namespace}.events in catalog ${api.warehouse} (Iceberg format v2)`);
+    expect(lines[0]).toBe(`created ${namespace}.events in warehouse ${api.warehouse} (Iceberg format v2)`);
     expect(lines[1]).toMatch(new RegExp(`^location s3://.+/events`));
     expect(lines[2]).toBe('columns:');
     expect(lines.slice(3).map((line) => line.trim().split(/\s+/))).toEqual([
@@ -135,7 +135,7 @@ describe('tablemere table list', () => {
   it('says so on stderr when a namespace has no tables', async () => {
     const result = await tablemere(['table', 'list', api.warehouse, '--namespace', `${namespace}_empty`]);
     expect(result.stdout).toBe('');
-    expect(result.stderr).toBe(`no tables in namespace ${namespace}_empty of catalog ${api.warehouse}\n`);
+    expect(result.stderr).toBe(`no tables in namespace ${namespace}_empty of warehouse ${api.warehouse}\n`);
   });
 });
 
@@ -149,9 +149,9 @@ describe('tablemere connect', () => {
     output = result.stdout;
   });
 
-  it('describes the catalog and never prints a secret', () => {
+  it('describes the warehouse and its catalog and never prints a secret', () => {
     const stack = stackEnv();
-    expect(output).toContain(`catalog ${api.warehouse}\n`);
+    expect(output).toContain(`warehouse ${api.warehouse}\n`);
     expect(output).toMatch(new RegExp(`REST URI\\s+${stack.ICEBERG_REST_URI}\n`));
     expect(output).toMatch(/S3 addressing\s+path-style\n/);
     expect(output).toContain(`spark.sql.catalog.${api.warehouse}.uri=${stack.ICEBERG_REST_URI}`);
@@ -230,7 +230,7 @@ describe('exit codes', () => {
     expectFailure(result, 1, /^error: unauthorized: /);
   });
 
-  it('1 for a catalog the project does not have', async () => {
+  it('1 for a warehouse the project does not have', async () => {
     const result = await tablemere(['connect', 'nowhere']);
     expectFailure(result, 1, /^error: warehouse_not_found: /);
   });

@@ -48,7 +48,7 @@ describe('tablemere sink create with its table', () => {
       ['1', 'x', 'long', 'required'],
       ['2', 'price', 'decimal(10,2)', 'optional'],
     ]);
-    expect(lines[5]).toMatch(new RegExp(`^created sink given_in \\(snk_[0-9a-f]{12}\\) for ${namespace}.given in catalog garden$`));
+    expect(lines[5]).toMatch(new RegExp(`^created sink given_in \\(snk_[0-9a-f]{12}\\) for ${namespace}.given in warehouse garden$`));
   });
 
   it('--infer-from creates the table from sample rows; rows sent afterwards roll into it and PyIceberg reads them', async () => {

@@ -123,7 +123,7 @@ describe('tablemere sink create', () => {
     expect(result.stdout).not.toContain(saved.send_key);
     expect(result.stdout).not.toContain('al_send_');
     const lines = result.stdout.trimEnd().split('\n');
-    expect(lines[0]).toBe(`created sink events_in (${sinkId}) for ${namespace}.events in catalog ${api.warehouse}`);
+    expect(lines[0]).toBe(`created sink events_in (${sinkId}) for ${namespace}.events in warehouse ${api.warehouse}`);
     expect(lines[1]).toMatch(new RegExp(`^\\s+ingest URL\\s+${api.url}/v1/sinks/${sinkId}$`));
     expect(lines[2]).toMatch(/^\s+roll\s+every 10 min, or once 64\.0 MiB wait, or at 1,000 batches$/);
     expect(lines[3]).toMatch(/^\s+snapshots\s+keep 3, none younger than 1 h$/);
@@ -297,14 +297,14 @@ describe('watching a sink', () => {
   it('get and list show lag, sizes and ages a person can read', async () => {
     const got = ok(await tablemere(['sink', 'get', 'events_in'])).stdout;
     expect(got).toContain(`sink events_in (${sinkId})\n`);
-    expect(got).toMatch(new RegExp(`\\n  table\\s+${namespace}\\.events in catalog ${api.warehouse}\\n`));
+    expect(got).toMatch(new RegExp(`\\n  table\\s+${namespace}\\.events in warehouse ${api.warehouse}\\n`));
     expect(got).toMatch(/\n {2}waiting\s+5 batches \(4\d\.\d MiB\), \d+ (s|min)( \d+ s)? behind\n/);
     expect(got).toMatch(/\n {2}last roll\s+none yet\n/);
     expect(got).toMatch(/\n {2}last upkeep\s+none yet\n/);
     expect(got).toMatch(/\n {2}created\s+\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ \((just now|\d+ (s|min) ago)\)\n/);
 
     const list = ok(await tablemere(['sink', 'list', api.warehouse])).stdout.trimEnd().split('\n');
-    expect(list[0]).toMatch(/^NAME\s+ID\s+CATALOG\s+TABLE\s+STATE\s+WAITING\s+LAST ROLL$/);
+    expect(list[0]).toMatch(/^NAME\s+ID\s+WAREHOUSE\s+TABLE\s+STATE\s+WAITING\s+LAST ROLL$/);
     expect(list.slice(1).map((line) => line.split(/\s{2,}/).slice(0, 5))).toEqual(
       expect.arrayContaining([['events_in', sinkId, api.warehouse, `${namespace}.events`, 'active']]),
     );

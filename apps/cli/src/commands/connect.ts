@@ -1,6 +1,6 @@
 import { Connection, type SinkRejectsRecipe } from '@tablemere/contracts';
 import type { Command } from 'commander';
-import { catalogSegment, type CommandContext } from '../context.ts';
+import { warehouseSegment, type CommandContext } from '../context.ts';
 import { credentialNote, duckdbSnippet, pyicebergSnippet, sparkSnippet } from '../connect-snippets.ts';
 import { columns } from '../output.ts';
 
@@ -11,13 +11,13 @@ interface Options {
 export function addConnect(program: Command, context: CommandContext): void {
   program
     .command('connect')
-    .description('show how PyIceberg, DuckDB and Spark reach a catalog (no secrets are printed)')
-    .argument('[catalog]', 'the catalog (warehouse) name; the API picks the default when omitted')
+    .description("show how PyIceberg, DuckDB and Spark reach a warehouse's catalog (no secrets are printed)")
+    .argument('[warehouse]', 'the warehouse name; the API picks the default when omitted')
     .option('--json', "print the API's JSON answer")
-    .action(async (catalog: string | undefined, options: Options, command: Command) => {
+    .action(async (warehouse: string | undefined, options: Options, command: Command) => {
       // Checked for its shape only; the query string carries the name itself.
-      if (catalog !== undefined) catalogSegment(catalog);
-      const answer = await context.api(command).get('/v1/connection', Connection, { warehouse: catalog });
+      if (warehouse !== undefined) warehouseSegment(warehouse);
+      const answer = await context.api(command).get('/v1/connection', Connection, { warehouse });
       if (options.json) context.out.json(answer.body);
       else context.out.lines(describe(answer.value));
     });
@@ -41,7 +41,7 @@ function describe(connection: Connection): string[] {
   const target = connection.warehouse;
   const prefix = target.prefix === null ? '' : ` (prefix ${target.prefix})`;
   return [
-    `catalog ${target.name}`,
+    `warehouse ${target.name}`,
     ...columns(
       [
         ['REST URI', target.rest_uri],

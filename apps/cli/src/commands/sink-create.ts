@@ -14,7 +14,7 @@ import {
   type SinkTableRequest,
 } from '@tablemere/contracts';
 import type { Command } from 'commander';
-import { type CommandContext, catalogSegment } from '../context.ts';
+import { type CommandContext, warehouseSegment } from '../context.ts';
 import { usageError } from '../errors.ts';
 import { size } from '../human.ts';
 import { checkKeyDestination, type KeyDestination, keyFileOf, keyLines, PendingKeyFile, withoutKey } from '../key-file.ts';
@@ -43,7 +43,7 @@ export function addSinkCreate(sink: Command, context: CommandContext): void {
   const command = sink
     .command('create')
     .description("create a sink: an HTTP intake for one table, with its send key (shown once: --save or --show-key)")
-    .argument('<catalog>', 'the catalog (warehouse) holding the table')
+    .argument('<warehouse>', 'the warehouse holding the table (`tablemere warehouse list`)')
     .requiredOption('--table <ns.table>', 'the table, as <namespace>.<table>; it must exist, unless --column or --infer-from create it')
     .requiredOption('--name <name>', 'the sink name (unique in the project)')
     .option('--roll-seconds <n>', `commit what waits at least this often (default ${ROLL_SECONDS_DEFAULT}, at least ${ROLL_SECONDS_MIN})`, integerOption('--roll-seconds'))
@@ -90,10 +90,10 @@ Examples:
   tablemere sink create garden --table garden.meters --name meters_in \\
     --partition "day(__ingest_ts)" --partition "bucket[16](device)" --save ~/meters-sink.json`,
     )
-    .action(async (catalog: string, options: Options, command: Command) => {
+    .action(async (warehouse: string, options: Options, command: Command) => {
       // Everything is checked, and the key file claimed, before the API is called: a key the
       // API answers has to land somewhere, and it is never answered again.
-      const request = createSinkRequest(catalog, options, await sinkTableRequest(options));
+      const request = createSinkRequest(warehouse, options, await sinkTableRequest(options));
       const keyFile = options.save === undefined ? undefined : PendingKeyFile.claim(options.save, options.force === true);
       let created: { value: CreatedSink; body: unknown };
       try {
@@ -111,7 +111,7 @@ Examples:
       }
       context.out.lines([
         ...(sink.created_table ? tableLines(sink.created_table, `created table ${sink.table}${sink.created_table.inferred ? ' with columns inferred from the sample' : ''}`) : []),
-        `created sink ${sink.name} (${sink.id}) for ${sink.table} in catalog ${sink.warehouse}`,
+        `created sink ${sink.name} (${sink.id}) for ${sink.table} in warehouse ${sink.warehouse}`,
         `  ingest URL  ${sink.ingest_url}`,
         `  roll        ${describeRoll(sink.roll)}`,
         ...(sink.partition.length === 0 ? [] : [`  partition   ${sink.partition.join(', ')} (from the first roll)`]),
@@ -125,14 +125,14 @@ Examples:
 }
 
 /** The request body, checked against the API's own schema first (the body is its input form). */
-function createSinkRequest(catalog: string, options: Options, createTable: SinkTableRequest | undefined): CreateSinkInput {
-  catalogSegment(catalog);
+function createSinkRequest(warehouse: string, options: Options, createTable: SinkTableRequest | undefined): CreateSinkInput {
+  warehouseSegment(warehouse);
   checkKeyDestination(options, 'nothing was created');
 
   const body: CreateSinkInput = {
     name: options.name,
     table: options.table,
-    warehouse: catalog,
+    warehouse,
     ...(options.rollSeconds !== undefined ? { roll_seconds: options.rollSeconds } : {}),
     ...(options.rollBytes !== undefined ? { roll_bytes: options.rollBytes } : {}),
     ...(options.inactivitySeconds !== undefined ? { inactivity_seconds: options.inactivitySeconds } : {}),

@@ -1,6 +1,6 @@
 import { SinkList } from '@tablemere/contracts';
 import type { Command } from 'commander';
-import { type CommandContext, catalogSegment } from '../context.ts';
+import { type CommandContext, warehouseSegment } from '../context.ts';
 import { sinkTable } from '../sink-view.ts';
 
 interface Options {
@@ -13,20 +13,20 @@ export function addSinkList(sink: Command, context: CommandContext): void {
   sink
     .command('list')
     .description("list the project's sinks, with what waits and when each last rolled")
-    .argument('[catalog]', "only this catalog's sinks")
+    .argument('[warehouse]', "only this warehouse's sinks")
     .option('--all', 'include deleted sinks')
     .option('--stalled', 'only sinks whose rolls are failing (see `sink get` for why)')
     .option('--json', "print the API's JSON answer")
-    .action(async (catalog: string | undefined, options: Options, command: Command) => {
-      if (catalog !== undefined) catalogSegment(catalog);
+    .action(async (warehouse: string | undefined, options: Options, command: Command) => {
+      if (warehouse !== undefined) warehouseSegment(warehouse);
       const answer = await context.api(command).get('/v1/sinks', SinkList, {
-        warehouse: catalog,
+        warehouse,
         include_deleted: options.all ? 'true' : undefined,
         stalled: options.stalled ? 'true' : undefined,
       });
       if (options.json) context.out.json(answer.body);
       // An empty list prints nothing on stdout, so a script counting lines sees none.
-      else if (answer.value.sinks.length === 0) context.out.note(`no ${options.stalled ? 'stalled ' : ''}sinks${catalog ? ` in catalog ${catalog}` : ''}`);
+      else if (answer.value.sinks.length === 0) context.out.note(`no ${options.stalled ? 'stalled ' : ''}sinks${warehouse ? ` in warehouse ${warehouse}` : ''}`);
       else context.out.lines(sinkTable(answer.value.sinks, context.now()));
     });
 }

@@ -1,7 +1,7 @@
 import { CreatedTable, CreateTableRequest, PRIMITIVE_TYPE_LIST } from '@tablemere/contracts';
 import type { Command } from 'commander';
 import { parseColumn } from '../columns.ts';
-import { type CommandContext, catalogSegment } from '../context.ts';
+import { type CommandContext, warehouseSegment } from '../context.ts';
 import { usageError } from '../errors.ts';
 import { tableLines } from '../table-view.ts';
 
@@ -16,7 +16,7 @@ export function addTableCreate(table: Command, context: CommandContext): void {
   table
     .command('create')
     .description('create an Iceberg table (its namespace is created when missing)')
-    .argument('<catalog>', 'the catalog (warehouse) name')
+    .argument('<warehouse>', 'the warehouse name (`tablemere warehouse list`)')
     .requiredOption('--namespace <namespace>', 'namespace of the table')
     .requiredOption('--name <name>', 'table name')
     .option('--column <name:type[:required]>', 'a column, repeated for each one in order', (spec: string, specs: string[] = []) => [...specs, spec])
@@ -31,9 +31,9 @@ Example:
   tablemere table create garden --namespace garden --name events \\
     --column x:long:required --column who:string --column 'price:decimal(10,2)'`,
     )
-    .action(async (catalog: string, options: Options, command: Command) => {
+    .action(async (warehouse: string, options: Options, command: Command) => {
       // Everything is checked before the API is called (and before its URL and key are needed).
-      const path = `/v1/warehouses/${catalogSegment(catalog)}/tables`;
+      const path = `/v1/warehouses/${warehouseSegment(warehouse)}/tables`;
       const request = createTableRequest(options);
       const answer = await context.api(command).post(path, request, CreatedTable);
       if (options.json) context.out.json(answer.body);

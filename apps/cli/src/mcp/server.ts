@@ -80,7 +80,7 @@ function buildMcpServer(setup: McpSetup): McpServer {
       title: 'List sinks',
       description:
         "The project's sinks (an HTTP intake per Iceberg table), each with its table, roll policy, what waits (lag), the last roll and the rejects summary. " +
-        'Optional: warehouse (a catalog name), include_deleted and stalled ("true" for deleted sinks too, or only sinks whose rolls fail).',
+        'Optional: warehouse (a warehouse name, as `tablemere warehouse list` shows them), include_deleted and stalled ("true" for deleted sinks too, or only sinks whose rolls fail).',
       inputSchema: SinkListQuery,
       outputSchema: SinkList,
       annotations: readOnly,

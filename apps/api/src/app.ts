@@ -5,6 +5,7 @@ import type { AppDeps, InternalAppDeps, RouteDeps } from './deps.ts';
 import { CatalogConnections } from './domain/catalogs.ts';
 import { DEFAULT_BACKLOG_LIMITS } from './domain/intake/backlog.ts';
 import { DEFAULT_IN_FLIGHT_LIMITS } from './domain/intake/in-flight.ts';
+import { DEFAULT_STORE_TIMEOUT_MS } from './domain/intake/stores.ts';
 import { apiError, registerErrorHandling, sendError } from './errors.ts';
 import { clientErrorHandler } from './http/client-errors.ts';
 import type { InternalTls } from './http/internal-tls.ts';
@@ -162,6 +163,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     sendInFlight: deps.sendInFlight ?? DEFAULT_IN_FLIGHT_LIMITS,
     legacyDigests: deps.legacyDigests ?? new LegacyDigests(deps.pool),
     staleClaimSeconds: deps.staleClaimSeconds ?? STALE_CLAIM_SECONDS,
+    storeTimeoutMs: deps.storeTimeoutMs ?? DEFAULT_STORE_TIMEOUT_MS,
     intakeCrashAt: deps.intakeCrashAt ?? null,
   };
   metricsRoutes(app, routeDeps.metrics, deps.metricsToken);

@@ -97,6 +97,11 @@ describe('the database bound', () => {
     expect(loadConfig({ ...valid, TABLEMERE_DB_TIMEOUT_MS: '2500' }).dbTimeoutMs).toBe(2500);
     expect(problems({ ...valid, TABLEMERE_DB_TIMEOUT_MS: '5' })).toHaveLength(1);
   });
+
+  it('has a twin for the object store, 10 s by default', () => {
+    expect(loadConfig(valid).storeTimeoutMs).toBe(10_000);
+    expect(loadConfig({ ...valid, TABLEMERE_STORE_TIMEOUT_MS: '4000' }).storeTimeoutMs).toBe(4000);
+  });
 });
 
 describe('the limits against slow clients', () => {

@@ -2,6 +2,7 @@ import { STALE_CLAIM_SECONDS } from './domain/intake/claim.ts';
 import { INTAKE_CRASH_POINTS, type IntakeCrashPoint } from './domain/intake/segments.ts';
 import { z } from 'zod';
 import { DEFAULT_IN_FLIGHT_LIMITS, type InFlightLimits } from './domain/intake/in-flight.ts';
+import { DEFAULT_STORE_TIMEOUT_MS } from './domain/intake/stores.ts';
 import { DEFAULT_SERVER_TIMEOUTS, type ServerTimeouts } from './http/server-limits.ts';
 import { readInternalTls, type InternalTls } from './http/internal-tls.ts';
 
@@ -66,6 +67,8 @@ const Env = z.object({
    * database_unavailable / intake_unavailable): a request waits at most about twice this on Postgres.
    */
   TABLEMERE_DB_TIMEOUT_MS: z.coerce.number().int().min(100).default(5_000),
+  /** Each request to the object store (a segment's PUT, a read) without an answer after this long fails: 503 intake_unavailable. */
+  TABLEMERE_STORE_TIMEOUT_MS: z.coerce.number().int().min(100).default(DEFAULT_STORE_TIMEOUT_MS),
   /** Test-only: SIGKILL at this point of the first segment that reaches it (segments.ts). */
   TABLEMERE_API_CRASH_AT: z.enum(INTAKE_CRASH_POINTS).optional(),
 });
@@ -96,6 +99,8 @@ export interface Config {
   staleClaimSeconds: number;
   /** The bound on each statement a request runs (pg's query_timeout). */
   dbTimeoutMs: number;
+  /** The deadline of each object-store request. */
+  storeTimeoutMs: number;
   intakeCrashAt: IntakeCrashPoint | null;
 }
 
@@ -179,6 +184,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     sendInFlight: { processBytes: e.TABLEMERE_SEND_MAX_BYTES_IN_FLIGHT, sinkBytes: e.TABLEMERE_SEND_MAX_BYTES_IN_FLIGHT_PER_SINK },
     staleClaimSeconds: e.TABLEMERE_STALE_CLAIM_SECONDS,
     dbTimeoutMs: e.TABLEMERE_DB_TIMEOUT_MS,
+    storeTimeoutMs: e.TABLEMERE_STORE_TIMEOUT_MS,
     intakeCrashAt: e.TABLEMERE_API_CRASH_AT ?? null,
   };
   return deepFreeze(config);

@@ -43,6 +43,8 @@ export interface AppDeps {
   timeouts?: ServerTimeouts;
   /** How old a claim must be before a replay takes it over; default STALE_CLAIM_SECONDS (120). */
   staleClaimSeconds?: number;
+  /** The deadline of each request to a warehouse's own sink bucket (the platform's is `s3`'s own); default 10 s. */
+  storeTimeoutMs?: number;
   /** Test-only: where the intake SIGKILLs its process (segments.ts); default none. */
   intakeCrashAt?: IntakeCrashPoint | null;
   /** Whether sends are also hashed with SHA-256, for ledger rows of before migration 0018; one that looks at `pool` when not given. */

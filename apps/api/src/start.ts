@@ -35,6 +35,7 @@ async function main(): Promise<void> {
     onIdleError: (error) => logger.warn({ err: { message: error.message, code: (error as { code?: string }).code } }, 'postgres connection lost'),
   });
   const s3 = createS3Client({
+    requestTimeoutMs: config.storeTimeoutMs,
     region: config.store.region,
     ...(config.store.endpoint ? { endpoint: config.store.endpoint } : {}),
     ...(config.store.credentials ? { credentials: config.store.credentials } : {}),
@@ -52,6 +53,7 @@ async function main(): Promise<void> {
     sendInFlight: config.sendInFlight,
     timeouts: config.timeouts,
     staleClaimSeconds: config.staleClaimSeconds,
+    storeTimeoutMs: config.storeTimeoutMs,
     intakeCrashAt: config.intakeCrashAt,
     ...(config.metricsToken ? { metricsToken: config.metricsToken } : {}),
   });

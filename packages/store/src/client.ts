@@ -39,6 +39,8 @@ export function createS3Client(options: S3ClientOptions): S3Client {
     requestHandler: {
       connectionTimeout: options.connectTimeoutMs ?? 5_000,
       requestTimeout: options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
+      // Without it the SDK only logs a warning when the deadline passes, and the call waits on.
+      throwOnRequestTimeout: true,
       httpAgent: { keepAlive: true, maxSockets: options.maxSockets ?? 64 },
     },
   });

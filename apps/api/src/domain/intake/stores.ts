@@ -21,6 +21,8 @@ export function intakePlacement(warehouse: Pick<WarehouseAccess, 's3'>, platform
 
 /** A warehouse's store is read again after this long, so a PATCH of its endpoint or keys reaches every API process. */
 export const INTAKE_STORE_FRESH_MS = 60_000;
+/** A request to the store without an answer after this long fails, and the send answers 503 (TABLEMERE_STORE_TIMEOUT_MS). */
+export const DEFAULT_STORE_TIMEOUT_MS = 10_000;
 
 /**
  * The intake store of each warehouse's sinks, built from its registration and kept for a minute
@@ -36,6 +38,8 @@ export class IntakeStores {
     private readonly db: Queryable,
     private readonly box: SecretBox,
     private readonly platform: ObjectStore,
+    /** Each request's deadline on a warehouse's own bucket. */
+    private readonly requestTimeoutMs: number,
   ) {}
 
   of(warehouseId: string): Promise<ObjectStore> {
@@ -59,7 +63,12 @@ export class IntakeStores {
     const settings = JSON.stringify([endpoint, region, accessKeyId, secretAccessKey, placement.bucket]);
     const built = this.built.get(warehouseId);
     if (built?.settings === settings) return built.store;
-    const client = createS3Client({ endpoint, region, ...(accessKeyId && secretAccessKey ? { credentials: { accessKeyId, secretAccessKey } } : {}) });
+    const client = createS3Client({
+      endpoint,
+      region,
+      requestTimeoutMs: this.requestTimeoutMs,
+      ...(accessKeyId && secretAccessKey ? { credentials: { accessKeyId, secretAccessKey } } : {}),
+    });
     const store = new ObjectStore(client, placement.bucket);
     this.built.set(warehouseId, { settings, client, store });
     // The registration changed: requests still using the old client finish before it closes.

@@ -40,7 +40,7 @@ export function sinkRoutes(app: FastifyInstance, deps: RouteDeps): void {
   const aftercare = new Aftercare(app.log);
   const sinkDeps: SinkRouteDeps = {
     ...deps,
-    intakes: new IntakeStores(deps.pool, deps.secrets, new ObjectStore(deps.s3, deps.intakeBucket)),
+    intakes: new IntakeStores(deps.pool, deps.secrets, new ObjectStore(deps.s3, deps.intakeBucket), deps.storeTimeoutMs),
     backlog: new BacklogGauge(deps.pool, deps.sinkBacklog),
     sendKeys: new SendKeyCache(deps.pool),
     segments: new SegmentWriter({

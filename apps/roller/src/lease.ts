@@ -115,6 +115,8 @@ export class SinkLease {
   private released = false;
   /** A failure of a roll under this lease that the API could not be told of yet: told before the lease is given back. */
   unrecorded: RollFailure | undefined;
+  /** When a roll under this lease last gave up on a commit whose outcome it does not know. */
+  private inDoubtAt: number | undefined;
 
   private constructor(
     private readonly api: InternalApi,
@@ -227,12 +229,27 @@ export class SinkLease {
   }
 
   /**
-   * Stops renewing, tells the API of a failure it could not be told of, and gives the lease
-   * back. With the API out of reach the lease is left to `left` (the service's), to take again
-   * or give back once it answers; else it expires on its own.
+   * A roll under this lease ends without knowing whether its commit landed (no answer, or a
+   * 5xx): the commit may still land, so the lease is not given back for the margin after this
+   * (`release`), as a takeover after expiry also leaves it.
    */
-  async release(): Promise<void> {
+  commitInDoubt(): void {
+    this.inDoubtAt = Date.now();
+  }
+
+  /**
+   * Stops renewing, tells the API of a failure it could not be told of, and gives the lease
+   * back; after a commit in doubt, only `quietMs` after it (renewing meanwhile). With the API
+   * out of reach the lease is left to `left` (the service's), to take again or give back once
+   * it answers; else it expires on its own.
+   */
+  async release(quietMs = 0): Promise<void> {
     if (this.released) return;
+    const wait = this.inDoubtAt === undefined ? 0 : this.inDoubtAt + quietMs - Date.now();
+    if (wait > 0 && !this.controller.signal.aborted) {
+      this.log.info({ sink: this.sinkId, wait_ms: Math.round(wait) }, 'a commit of the roll may still land: the lease is held that long before it is given back');
+      await new Promise((resolve) => setTimeout(resolve, wait));
+    }
     this.released = true;
     clearInterval(this.timer);
     try {

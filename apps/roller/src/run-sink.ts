@@ -77,7 +77,7 @@ async function underLease<T>(deps: RollDeps, sink: InternalSink, options: SinkRo
   try {
     return await leasedJob(deps, sink, leased.lease, options, leased.started, job);
   } finally {
-    await leased.lease.release();
+    await leased.lease.release(deps.settings.leaseMarginMs);
   }
 }
 
@@ -132,7 +132,7 @@ export async function rollSink(deps: RollDeps, sink: InternalSink, options: Sink
       started = Date.now();
     }
   } finally {
-    await lease.release();
+    await lease.release(deps.settings.leaseMarginMs);
   }
 }
 

@@ -215,6 +215,8 @@ async function rollBatches(ctx: RollContext, table: TenantTable, chosen: readonl
       await discard(ctx, table, dataFiles);
       if (intent !== undefined) await closeFailed(ctx, intent, error, attempts);
     }
+    // A commit that may still land: no other roll may start before it had time to (research/54).
+    if (!committed && state.unknownOutcome) ctx.lease.commitInDoubt();
     throw error;
   }
 }

@@ -94,6 +94,8 @@ describe('the public URL', () => {
 describe('the database bound', () => {
   it('is 5 s by default and read from TABLEMERE_DB_TIMEOUT_MS', () => {
     expect(loadConfig(valid).dbTimeoutMs).toBe(5_000);
+    expect(loadConfig(valid).dbPoolSize).toBe(10);
+    expect(loadConfig({ ...valid, TABLEMERE_DB_POOL_SIZE: '40' }).dbPoolSize).toBe(40);
     expect(loadConfig({ ...valid, TABLEMERE_DB_TIMEOUT_MS: '2500' }).dbTimeoutMs).toBe(2500);
     expect(problems({ ...valid, TABLEMERE_DB_TIMEOUT_MS: '5' })).toHaveLength(1);
   });

@@ -35,7 +35,10 @@ const Env = z.object({
   AWS_ACCESS_KEY_ID: z.string().min(1).optional(),
   AWS_SECRET_ACCESS_KEY: z.string().min(1).optional(),
   TABLEMERE_INTAKE_BUCKET: z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, { error: 'must be an S3 bucket name' }),
-  AL_SINKS_ENABLED: Flag.default(true),
+  /** The kill switch of every sink route; default on. */
+  TABLEMERE_SINKS_ENABLED: Flag.optional(),
+  /** The kill switch's deprecated name, read only while TABLEMERE_SINKS_ENABLED is unset (sinksEnabledOf). */
+  AL_SINKS_ENABLED: Flag.optional(),
   /** A sink's backlog (bytes and batches waiting for a roll) past which the send route answers 429. */
   TABLEMERE_SINK_MAX_PENDING_BYTES: z.coerce.number().int().min(1).default(1024 * 1024 * 1024),
   TABLEMERE_SINK_MAX_PENDING_BATCHES: z.coerce.number().int().min(1).default(10_000),
@@ -67,6 +70,8 @@ const Env = z.object({
    * database_unavailable / intake_unavailable): a request waits at most about twice this on Postgres.
    */
   TABLEMERE_DB_TIMEOUT_MS: z.coerce.number().int().min(100).default(5_000),
+  /** Postgres connections of the requests' pool, per process (the hourly maintenance has 2 more). */
+  TABLEMERE_DB_POOL_SIZE: z.coerce.number().int().min(1).max(1000).default(10),
   /** Each request to the object store (a segment's PUT, a read) without an answer after this long fails: 503 intake_unavailable. */
   TABLEMERE_STORE_TIMEOUT_MS: z.coerce.number().int().min(100).default(DEFAULT_STORE_TIMEOUT_MS),
   /** Test-only: SIGKILL at this point of the first segment that reaches it (segments.ts). */
@@ -88,6 +93,8 @@ export interface Config {
     intakeBucket: string;
   };
   sinksEnabled: boolean;
+  /** Lines to log once at start: deprecated settings still in use. */
+  warnings: readonly string[];
   sinkBacklog: { maxPendingBytes: number; maxPendingBatches: number };
   /** The second listener, serving only the roller's /internal routes. */
   internal: { host: string; port: number; tls: InternalTls | undefined };
@@ -99,6 +106,7 @@ export interface Config {
   staleClaimSeconds: number;
   /** The bound on each statement a request runs (pg's query_timeout). */
   dbTimeoutMs: number;
+  dbPoolSize: number;
   /** The deadline of each object-store request. */
   storeTimeoutMs: number;
   intakeCrashAt: IntakeCrashPoint | null;
@@ -152,6 +160,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if ((e.TABLEMERE_INTERNAL_TLS_CERT_FILE === undefined) !== (e.TABLEMERE_INTERNAL_TLS_KEY_FILE === undefined)) {
     throw new ConfigError(['TABLEMERE_INTERNAL_TLS_CERT_FILE and TABLEMERE_INTERNAL_TLS_KEY_FILE must be set together, or neither (plain HTTP)']);
   }
+  const sinks = sinksEnabledOf(e.TABLEMERE_SINKS_ENABLED, e.AL_SINKS_ENABLED);
+  if ('problem' in sinks) throw new ConfigError([sinks.problem]);
   const internalTls = e.TABLEMERE_INTERNAL_TLS_CERT_FILE && e.TABLEMERE_INTERNAL_TLS_KEY_FILE ? readInternalTls(e.TABLEMERE_INTERNAL_TLS_CERT_FILE, e.TABLEMERE_INTERNAL_TLS_KEY_FILE) : undefined;
   if (internalTls && 'problem' in internalTls) throw new ConfigError([internalTls.problem]);
   const config: Config = {
@@ -170,7 +180,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
           : undefined,
       intakeBucket: e.TABLEMERE_INTAKE_BUCKET,
     },
-    sinksEnabled: e.AL_SINKS_ENABLED,
+    sinksEnabled: sinks.enabled,
+    warnings: sinks.warning === undefined ? [] : [sinks.warning],
     sinkBacklog: { maxPendingBytes: e.TABLEMERE_SINK_MAX_PENDING_BYTES, maxPendingBatches: e.TABLEMERE_SINK_MAX_PENDING_BATCHES },
     internal: { host: e.TABLEMERE_INTERNAL_HOST, port: e.TABLEMERE_INTERNAL_PORT, tls: internalTls?.tls },
     metricsToken: e.TABLEMERE_METRICS_TOKEN,
@@ -184,10 +195,28 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     sendInFlight: { processBytes: e.TABLEMERE_SEND_MAX_BYTES_IN_FLIGHT, sinkBytes: e.TABLEMERE_SEND_MAX_BYTES_IN_FLIGHT_PER_SINK },
     staleClaimSeconds: e.TABLEMERE_STALE_CLAIM_SECONDS,
     dbTimeoutMs: e.TABLEMERE_DB_TIMEOUT_MS,
+    dbPoolSize: e.TABLEMERE_DB_POOL_SIZE,
     storeTimeoutMs: e.TABLEMERE_STORE_TIMEOUT_MS,
     intakeCrashAt: e.TABLEMERE_API_CRASH_AT ?? null,
   };
   return deepFreeze(config);
+}
+
+/**
+ * The kill switch: TABLEMERE_SINKS_ENABLED, default on. Its deprecated name AL_SINKS_ENABLED is
+ * still read when the new one is unset (with a warning to log); both set and meaning different
+ * things is refused, as either answer would surprise someone.
+ */
+export function sinksEnabledOf(current: boolean | undefined, deprecated: boolean | undefined): { enabled: boolean; warning?: string } | { problem: string } {
+  if (deprecated === undefined) return { enabled: current ?? true };
+  if (current !== undefined && current !== deprecated) {
+    return { problem: `TABLEMERE_SINKS_ENABLED is ${current} but the deprecated AL_SINKS_ENABLED is ${deprecated}: remove AL_SINKS_ENABLED (or make both the same)` };
+  }
+  const warning =
+    current === undefined
+      ? 'AL_SINKS_ENABLED is deprecated: rename it to TABLEMERE_SINKS_ENABLED (it is read only while TABLEMERE_SINKS_ENABLED is unset)'
+      : 'AL_SINKS_ENABLED is deprecated and ignored beside TABLEMERE_SINKS_ENABLED: remove it';
+  return { enabled: deprecated, warning };
 }
 
 function deepFreeze<T extends object>(value: T): Readonly<T> {

@@ -1,5 +1,5 @@
 import './runtime/heap-tuning.ts';
-import { createPool, databaseHost, migrate } from '@tablemere/db';
+import { createPool, databaseHost, migrate, MigrationError } from '@tablemere/db';
 import { createS3Client } from '@tablemere/store';
 import { buildApp, buildInternalApp } from './app.ts';
 import { ConfigError, loadConfig } from './config.ts';
@@ -25,11 +25,23 @@ async function main(): Promise<void> {
     }
     throw error;
   }
+  for (const warning of config.warnings) logger.warn(warning);
 
-  const { applied } = await migrate(config.databaseUrl);
+  let applied: string[];
+  try {
+    ({ applied } = await migrate(config.databaseUrl));
+  } catch (error) {
+    // A database a newer release migrated (an upgrade under way), or a changed migration file:
+    // one line that says so, not a stack trace, and no start.
+    if (!(error instanceof MigrationError)) throw error;
+    logger.fatal({ kind: error.kind }, `cannot start on this database: ${error.message}`);
+    process.exitCode = 1;
+    return;
+  }
   const pool = createPool(config.databaseUrl, {
     applicationName: 'tablemere-api',
     queryTimeoutMillis: config.dbTimeoutMs,
+    max: config.dbPoolSize,
     // A restarted or failed-over Postgres ends every idle connection: the pool drops them and
     // opens new ones on demand, and sends answer 503 intake_unavailable until it is back.
     onIdleError: (error) => logger.warn({ err: { message: error.message, code: (error as { code?: string }).code } }, 'postgres connection lost'),

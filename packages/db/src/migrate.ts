@@ -82,7 +82,15 @@ export async function migrate(databaseUrl: string, options: MigrateOptions = {})
     );
     for (const row of done.rows) {
       const file = migrations.find((m) => m.version === row.version);
-      if (!file) throw new MigrationError('missing_file', `applied migration ${row.name} is no longer in the migrations folder`);
+      if (!file) {
+        const newest = migrations.at(-1)?.version ?? 0;
+        throw new MigrationError(
+          'missing_file',
+          row.version > newest
+            ? `the database has migration ${row.name}, newer than this release's newest (${newest}): a newer release migrated it; run that release`
+            : `applied migration ${row.name} is no longer in the migrations folder`,
+        );
+      }
       if (file.checksum !== row.checksum) {
         throw new MigrationError('changed_after_apply', `${row.name} changed after it was applied; add a new migration instead`);
       }

@@ -83,6 +83,18 @@ describe('migrate', () => {
     expect(versions).toEqual([]);
   });
 
+  it('says so when a newer release migrated the database, and when an applied file went missing', async () => {
+    const all = await readMigrations(defaultMigrationsDir);
+    const older = await mkdtemp(path.join(tmpdir(), 'migrations-'));
+    for (const m of all.slice(0, -1)) await writeFile(path.join(older, m.name), m.sql);
+    const newer = await migrate(databaseUrl, { dir: older }).catch((e: unknown) => e);
+    expect(newer).toMatchObject({ kind: 'missing_file', message: expect.stringMatching(/newer than this release's newest .*run that release/) });
+    const gap = await mkdtemp(path.join(tmpdir(), 'migrations-'));
+    for (const m of all.filter((_, i) => i !== 1)) await writeFile(path.join(gap, m.name), m.sql);
+    const missing = await migrate(databaseUrl, { dir: gap }).catch((e: unknown) => e);
+    expect(missing).toMatchObject({ kind: 'missing_file', message: expect.stringMatching(/is no longer in the migrations folder/) });
+  });
+
   it('rejects stray files in the migrations folder', async () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'migrations-'));
     await writeFile(path.join(dir, 'notes.txt'), 'hello');

@@ -34,9 +34,13 @@ async function main(): Promise<void> {
   });
 
   const server = createServer((req, res) => {
-    if (req.url === '/healthz') {
-      const body = { status: 'ok', roller_id: config.rollerId, in_flight: roller.inFlight, last_tick_at: roller.lastTickAt?.toISOString() ?? null };
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    if (req.url === '/healthz' || req.url === '/readyz') {
+      // /healthz: the process runs. /readyz: it reached its internal API within the last three
+      // ticks, so it can roll: a roller cut off from its API says so instead of "ok".
+      const ready = roller.lastTickAt !== null && Date.now() - roller.lastTickAt.getTime() <= 3 * config.tickSeconds * 1000;
+      const ok = req.url === '/healthz' || ready;
+      const body = { status: ok ? 'ok' : 'unavailable', roller_id: config.rollerId, in_flight: roller.inFlight, last_tick_at: roller.lastTickAt?.toISOString() ?? null };
+      res.writeHead(ok ? 200 : 503, { 'content-type': 'application/json' }).end(JSON.stringify(body));
     } else if (req.url === '/metrics' && config.metricsToken !== undefined && !carriesToken(req.headers.authorization, config.metricsToken)) {
       res
         .writeHead(401, { 'content-type': 'application/json', 'www-authenticate': 'Bearer realm="metrics"' })
@@ -47,7 +51,7 @@ async function main(): Promise<void> {
         () => res.writeHead(500).end(),
       );
     } else {
-      res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"code":"not_found","message":"no such route; try /healthz or /metrics"}}');
+      res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"code":"not_found","message":"no such route; try /healthz, /readyz or /metrics"}}');
     }
   });
   await new Promise<void>((resolve) => server.listen(config.http.port, config.http.host, resolve));

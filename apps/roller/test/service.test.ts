@@ -59,6 +59,7 @@ describe('the roller service', () => {
       };
       await waitFor('the run to end', async () => (await health()).in_flight === 0, 10_000);
       expect(await health()).toMatchObject({ status: 'ok', in_flight: 0, last_tick_at: expect.any(String) });
+      expect((await fetch(`${address}/readyz`)).status).toBe(200);
       // The survey (every 2 s) sets the lag gauge of every sink.
       await new Promise((r) => setTimeout(r, 2500));
       const metrics = await (await fetch(`${address}/metrics`)).text();
@@ -125,6 +126,22 @@ describe('the roller service', () => {
     expect(JSON.parse(run.stdout)).toMatchObject({ outcome: 'committed', swept: 1 });
     expect(await rejectsFiles()).not.toContain(first);
   }, 120_000);
+});
+
+describe('a roller that cannot reach its internal API', () => {
+  it('is alive (/healthz 200) but not ready (/readyz 503) until a tick reaches the API', async () => {
+    const roller = startRoller(stack.rollerEnv({ TABLEMERE_ROLLER_TICK_SECONDS: '1', TABLEMERE_INTERNAL_URL: 'http://127.0.0.1:9' }));
+    try {
+      const address = await addressOf(roller);
+      await new Promise((r) => setTimeout(r, 1500));
+      expect((await fetch(`${address}/healthz`)).status).toBe(200);
+      const readiness = await fetch(`${address}/readyz`);
+      expect(readiness.status).toBe(503);
+      expect(await readiness.json()).toMatchObject({ status: 'unavailable', last_tick_at: null });
+    } finally {
+      await stop(roller);
+    }
+  }, 60_000);
 });
 
 describe('with sinks disabled', () => {

@@ -130,10 +130,10 @@ describe('rewriteDataFiles on the real catalog', () => {
   beforeAll(async () => ({ catalog, io } = await openTestNamespace(namespace)));
   afterAll(() => closeTestNamespace({ catalog, io }, namespace));
 
-  async function newTable(properties: Record<string, string> = {}): Promise<{ table: TableIdent; created: LoadTableResult }> {
+  async function newTable(properties: Record<string, string> = {}, tableSchema: typeof schema = schema): Promise<{ table: TableIdent; created: LoadTableResult }> {
     tableCount += 1;
     const table = { namespace, name: `t${tableCount}` };
-    return { table, created: await catalog.createTable(namespace, table.name, { schema, properties }) };
+    return { table, created: await catalog.createTable(namespace, table.name, { schema: tableSchema, properties }) };
   }
 
   /** One append per file, `ROWS_PER_FILE` rows each, ids from `firstId` on; returns the table after. */
@@ -248,7 +248,7 @@ describe('rewriteDataFiles on the real catalog', () => {
     expect(metric('value_counts', 9)).toBeUndefined();
   });
 
-  it('keeps files of an older schema apart and their rows exact when a column was added meanwhile', async () => {
+  it('merges files of an older schema with newer ones, read through the current schema, their rows exact', async () => {
     const { table } = await newTable();
     await appendFiles(table, 6);
     const loaded = await catalog.loadTable(table);
@@ -260,17 +260,12 @@ describe('rewriteDataFiles on the real catalog', () => {
     expect(before.filter((r) => r['extra'] === null)).toHaveLength(18);
 
     const result = await rewriteDataFiles({ catalog, table, io, minInputFiles: 5 });
-    expect(result).toMatchObject({ dataFilesBefore: 12, dataFilesAfter: 2, rewritten: { files: 12, rows: 36n } });
+    expect(result).toMatchObject({ dataFilesBefore: 12, dataFilesAfter: 1, rewritten: { files: 12, rows: 36n } });
     expect(normalised(await pyicebergRows(namespace, table.name))).toEqual(before);
     const after = await catalog.loadTable(table);
     expect(normalised(await duckdbRows(after.metadataLocation!))).toEqual(before);
-
-    const added = (await liveEntries(after.metadata)).filter((l) => l.entry.status === ENTRY_STATUS.ADDED);
-    const idsPerFile = await Promise.all(
-      added.map(async (l) => parquetMetadata(await io.get(l.entry.dataFile.file_path)).schema.map((e) => e.field_id).filter((id) => id !== undefined)),
-    );
-    const extraId = after.metadata['last-column-id'];
-    expect(idsPerFile.map((ids) => ids.includes(extraId)).sort()).toEqual([false, true]);
+    const [added] = (await liveEntries(after.metadata)).filter((l) => l.entry.status === ENTRY_STATUS.ADDED);
+    expect(parquetMetadata(await io.get(added!.entry.dataFile.file_path)).schema.map((e) => e.field_id)).toContain(after.metadata['last-column-id']);
   });
 
   it('rewrites files another engine wrote (64-bit offsets, uuid extension type) together with ours', async () => {
@@ -469,5 +464,127 @@ describe('rewriteDataFiles on the real catalog', () => {
     expect(await rewriteDataFiles({ catalog, table: v3.table, io })).toMatchObject({ dataFilesBefore: 6, dataFilesAfter: 1 });
     expect(await lineageById((await catalog.loadTable(v3.table)).metadata)).toEqual(grown);
     expect(normalised(await pyicebergRows(namespace, v3.table.name))).toHaveLength(33);
+  });
+
+  describe('across schema versions (each file read through the current schema by field id)', () => {
+    const evolving = {
+      type: 'struct' as const,
+      fields: [
+        { id: 1, name: 'id', required: true, type: 'long' },
+        { id: 2, name: 'n', required: false, type: 'int' },
+        { id: 3, name: 'f', required: false, type: 'float' },
+        { id: 4, name: 'dec', required: false, type: 'decimal(10, 2)' },
+        { id: 5, name: 's', required: false, type: 'string' },
+        { id: 6, name: 'gone', required: false, type: 'string' },
+        { id: 7, name: 'st', required: false, type: { type: 'struct', fields: [{ id: 8, name: 'a', required: false, type: 'int' }] } },
+      ],
+    } as unknown as typeof schema;
+    const first = (id: number) => ({ id, n: id % 4 === 0 ? null : id * 1000, f: id + 0.5, dec: `${id}.25`, s: `s${id}`, gone: `g${id}`, st: { a: id } });
+    /** The owner's changes with PyIceberg: a top-level and a nested column added. */
+    const addColumns = 'from pyiceberg.types import *\nwith t.update_schema() as u:\n    u.add_column("extra", StringType())\n    u.add_column(("st", "b"), StringType())';
+    /** Then a rename, three promotions and a drop. */
+    const reshape = [
+      'from pyiceberg.types import *',
+      'with t.update_schema() as u:',
+      '    u.rename_column("s", "label")',
+      '    u.update_column("n", LongType())',
+      '    u.update_column("f", DoubleType())',
+      '    u.update_column("dec", DecimalType(20, 2))',
+      '    u.delete_column("gone")',
+    ].join('\n');
+
+    /** Two files under each of three schemas: 18 rows. */
+    async function threeSchemas(table: TableIdent): Promise<void> {
+      await appendFiles(table, 2, 1, (r) => first(r['id'] as number));
+      await pyiceberg(table, addColumns);
+      await appendFiles(table, 2, 7, (r) => ({ ...first(r['id'] as number), extra: `x${r['id']}`, st: { a: r['id'], b: `b${r['id']}` } }));
+      await pyiceberg(table, reshape);
+      await appendFiles(table, 2, 13, (r) => {
+        const id = r['id'] as number;
+        return { id, n: 2 ** 40 + id, f: id + 0.1, dec: `12345678901234${id}.75`, label: `l${id}`, extra: `x${id}`, st: { a: id, b: `b${id}` } };
+      });
+    }
+
+    it('writes one file of the current schema: missing columns null, dropped left out, renamed by id, int, float and decimal widened, v3 lineage kept', async () => {
+      const { table } = await newTable({ 'format-version': '3' }, evolving);
+      await threeSchemas(table);
+      const loaded = (await catalog.loadTable(table)).metadata;
+      expect(loaded.schemas).toHaveLength(3);
+      const lineage = await lineageById(loaded);
+      const before = normalised(await pyicebergRows(namespace, table.name));
+      expect(before).toHaveLength(18);
+      // What every reader must see, old rows included: by the rules, not only as PyIceberg had it.
+      expect(before[0]).toEqual({ id: 1, n: 1000, f: 1.5, dec: '1.25', label: 's1', st: { a: 1, b: null }, extra: null });
+      expect(before[3]).toMatchObject({ id: 4, n: null });
+      expect(before[6]).toEqual({ id: 7, n: 7000, f: 7.5, dec: '7.25', label: 's7', st: { a: 7, b: 'b7' }, extra: 'x7' });
+      expect(before[12]).toEqual({ id: 13, n: 2 ** 40 + 13, f: 13.1, dec: '1234567890123413.75', label: 'l13', st: { a: 13, b: 'b13' }, extra: 'x13' });
+
+      const result = await rewriteDataFiles({ catalog, table, io });
+      expect(result).toMatchObject({ attempts: 1, dataFilesBefore: 6, dataFilesAfter: 1, rewritten: { files: 6, rows: 18n } });
+      const after = await catalog.loadTable(table);
+      expect(normalised(await pyicebergRows(namespace, table.name))).toEqual(before);
+      expect(normalised(await duckdbRows(after.metadataLocation!))).toEqual(before);
+      expect(await lineageById(after.metadata)).toEqual(lineage);
+      // Written under the current schema: its names and types, no dropped column.
+      const [file] = (await liveEntries(after.metadata)).filter((l) => l.entry.status !== ENTRY_STATUS.DELETED);
+      const fields = parquetArrowSchema(await io.get(file!.entry.dataFile.file_path)).fields;
+      expect(fields.map((f) => [f.name, f.metadata.get('PARQUET:field_id'), String(f.type)])).toEqual([
+        ['id', '1', 'Int64'],
+        ['n', '2', 'Int64'],
+        ['f', '3', 'Float64'],
+        ['dec', '4', 'Decimal[20e+2]'],
+        ['label', '5', 'Utf8'],
+        ['st', '7', 'Struct<{a:Int32, b:Utf8}>'],
+        ['extra', '9', 'Utf8'],
+        ['_row_id', '2147483540', 'Int64'],
+        ['_last_updated_sequence_number', '2147483539', 'Int64'],
+      ]);
+    });
+
+    it('leaves out a file whose column cannot be read under the current schema, and rewrites the others', async () => {
+      const { table } = await newTable({}, evolving);
+      let metadata = await appendFiles(table, 5, 1, (r) => first(r['id'] as number));
+      // Field 2 written as a string: no Iceberg rule reads it as an int.
+      const odd = { ...metadata, schemas: metadata.schemas.map((s) => ({ ...s, fields: s.fields.map((f) => (f.id === 2 ? { ...f, type: 'string' } : f)) })) };
+      const oddFile = await jsonRowsToDataFile(io, odd, [json({ ...first(100), n: 'not an int' })]);
+      metadata = (await appendDataFiles({ catalog, table, io, dataFiles: [oddFile] })).metadata;
+
+      const result = await rewriteDataFiles({ catalog, table, io });
+      expect(result).toMatchObject({ dataFilesBefore: 6, dataFilesAfter: 2, rewritten: { files: 5, rows: 15n } });
+      const live = (await liveEntries(result.metadata)).filter((l) => l.entry.status !== ENTRY_STATUS.DELETED).map((l) => l.entry.dataFile.file_path);
+      expect(live).toContain(oddFile.filePath);
+    });
+
+    it("plans again under the newer schema when an owner's schema change wins the race (409), deleting what it wrote first", async () => {
+      const { table } = await newTable({ 'format-version': '3' }, evolving);
+      await appendFiles(table, 5, 1, (r) => first(r['id'] as number));
+      const recorder = recording(io);
+      let calls = 0;
+      const result = await rewriteDataFiles({
+        catalog,
+        table,
+        io: recorder,
+        retry: fastRetry,
+        validateBase: async () => {
+          calls += 1;
+          if (calls === 1) await pyiceberg(table, reshape);
+        },
+      });
+      expect(result).toMatchObject({ attempts: 2, dataFilesBefore: 5, dataFilesAfter: 1, rewritten: { files: 5, rows: 15n } });
+      expect(calls).toBe(2);
+      const after = await catalog.loadTable(table);
+      const [file] = (await liveEntries(after.metadata)).filter((l) => l.entry.status !== ENTRY_STATUS.DELETED);
+      const names = parquetArrowSchema(await io.get(file!.entry.dataFile.file_path)).fields.map((f) => f.name);
+      expect(names).toEqual(['id', 'n', 'f', 'dec', 'label', 'st', '_row_id', '_last_updated_sequence_number']);
+      // The first plan's file, written under the older schema, is gone; the second one is the live file.
+      const parquets = recorder.puts.filter((l) => l.endsWith('.parquet'));
+      expect(parquets).toHaveLength(2);
+      expect(await io.exists(parquets[0]!)).toBe(false);
+      expect(parquets[1]).toBe(file!.entry.dataFile.file_path);
+      const rows = normalised(await pyicebergRows(namespace, table.name));
+      expect(rows).toHaveLength(15);
+      expect(rows[0]).toEqual({ id: 1, n: 1000, f: 1.5, dec: '1.25', label: 's1', st: { a: 1 } });
+      expect(normalised(await duckdbRows(after.metadataLocation!))).toEqual(rows);
+    });
   });
 });

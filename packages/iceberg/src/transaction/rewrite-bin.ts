@@ -3,7 +3,6 @@ import { IcebergError } from '../errors.ts';
 import type { BoundPartitionSpec } from '../partition/bound-spec.ts';
 import { type PartitionedRows, splitByPartition } from '../partition/split.ts';
 import type { FileIO } from '../io/file-io.ts';
-import { conformerFor } from '../writer/arrow-conform.ts';
 import type { DataFile } from '../writer/data-file.ts';
 import type { ManifestDataFile } from '../writer/manifest.ts';
 import { compileRowConverter } from '../writer/row-converter.ts';
@@ -11,7 +10,7 @@ import { joinParquetParts, type ParquetPart, writeParquetPart } from '../writer/
 import { parquetArrowSchema, readParquetRowGroups } from '../writer/parquet-read.ts';
 import { IO_WIDTH } from './bounded.ts';
 import { putDataFile } from './put-data-file.ts';
-import type { KeptFiles, RewriteBin } from './rewrite-plan.ts';
+import { fileConformer, type KeptFiles, type RewriteBin } from './rewrite-plan.ts';
 import { appendLineage, type InheritedLineage, LineageReader, withLineageFields, withoutLineage } from './row-lineage.ts';
 
 /**
@@ -30,8 +29,8 @@ export type BinOutput = { partition?: Pick<PartitionedRows, 'record' | 'path'> }
 /**
  * Reads a bin's files one by one, a row group at a time, and writes their rows, in order and
  * value for value, as Parquet data files under the bin's schema (one, or one per partition: see
- * BinOutput); the metrics are computed from the rows. Every file must give as many rows as its
- * manifest entry says. With `lineage` (format v3) each row's `_row_id` and
+ * BinOutput), each file read through it by field id (see `conformerFor`); the metrics are
+ * computed from the rows. Every file must give as many rows as its manifest entry says. With `lineage` (format v3) each row's `_row_id` and
  * `_last_updated_sequence_number` are written too, as the file had them or as it inherited them
  * (see `LineageReader`).
  */
@@ -67,9 +66,9 @@ export async function rewriteBin(
   for (const [i, file] of bin.files.entries()) {
     const bytes = await reads.take(i);
     const fileSchema = parquetArrowSchema(bytes);
-    const conformer = conformerFor(withoutLineage(fileSchema), bin.arrowSchema);
+    const conformer = fileConformer(withoutLineage(fileSchema), bin);
     const reader = new LineageReader(fileSchema, lineage?.(file));
-    if (conformer === null) throw new IcebergError('validation_failed', `${file.file_path} no longer has the schema it was planned with`);
+    if (conformer === null) throw new IcebergError('validation_failed', `${file.file_path} can no longer be read through the schema it was planned with`);
     let rows = 0n;
     for (const group of readParquetRowGroups(bytes)) {
       for (const batch of group) {

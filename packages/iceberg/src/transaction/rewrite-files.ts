@@ -10,7 +10,7 @@ import { listEntry, type WrittenManifest } from './written-manifest.ts';
 import { rewriteBin } from './rewrite-bin.ts';
 import type { InheritedLineage } from './row-lineage.ts';
 import { changedPartitions, type PartitionedBin, packPartitionBins } from './rewrite-partitions.ts';
-import { groupBySchema, type KeptFiles, smallFiles } from './rewrite-plan.ts';
+import { type KeptFiles, readableFiles, smallFiles } from './rewrite-plan.ts';
 import { commitWithRetries, DATA_FORMAT_VERSIONS, passedOn } from './commit-driver.ts';
 import type { RetryPolicy } from './retry.ts';
 import { writeSnapshotAttempt } from './snapshot-commit.ts';
@@ -29,7 +29,7 @@ export interface RewriteDataFilesOptions {
   io: FileIO;
   /** Files smaller than this are rewritten into files of about this size. Default: the table's `write.target-file-size-bytes`, else 512 MiB. */
   targetFileSizeBytes?: number;
-  /** Fewer small files of one schema than this: they are left as they are. Default 5. */
+  /** Fewer small files in a partition than this: they are left as they are. Default 5. */
   minInputFiles?: number;
   /** The table as last loaded; loaded when omitted. */
   base?: LoadTableResult;
@@ -57,9 +57,12 @@ export interface RewriteDataFilesResult {
   attempts: number;
 }
 
-/** What the first attempt planned and wrote, committed by every attempt. */
+/** What an attempt planned and wrote, committed by every attempt after it on the same schema and spec. */
 interface Rewrite {
   snapshotId: bigint;
+  /** The table's current schema and default spec the files were written under. */
+  schemaId: number;
+  specId: number;
   replacedPaths: ReadonlySet<string>;
   dataFiles: DataFile[];
   added: WrittenManifest;
@@ -74,16 +77,17 @@ interface Rewrite {
 /**
  * Compacts a format v2 or v3 table: live data files smaller than the target are read and written
  * again, their rows unchanged, as few larger files, committed as one `replace` snapshot on
- * `main`. Files are grouped by the table schema they were written with (see `groupBySchema`),
- * then by partition (see `packPartitionBins`: a partition's small files become files of that
- * partition; files of an older spec are written again under the current one); a table with
- * delete files is left alone. On a v3 table
+ * `main`. Every file is read through the table's current schema by field id, whatever schema
+ * it was written with (see `readableFiles`), and written under it, grouped by partition (see
+ * `packPartitionBins`: a partition's small files become files of that partition; files of an
+ * older spec are written again under the current one); a table with delete files is left alone. On a v3 table
  * every row keeps its `_row_id` and `_last_updated_sequence_number`, written into the new
  * files (see row-lineage.ts).
  *
- * Committed through the commit driver (commit-driver.ts): a lost race (409) reloads and, if
+ * Committed through the commit driver (commit-driver.ts), asserting the schema and spec the
+ * files were written under: a lost race (409) reloads and, if the schema and spec are the same,
  * every replaced file is still live and no delete file appeared, commits the same files again
- * on the new head; otherwise it fails with `validation_failed` and what it wrote is deleted. A
+ * on the new head; after a schema or spec change it plans and writes again; otherwise it fails with `validation_failed` and what it wrote is deleted. A
  * lost answer (5xx) is settled by reloading and looking for the snapshot on `main`.
  */
 export async function rewriteDataFiles(options: RewriteDataFilesOptions): Promise<RewriteDataFilesResult> {
@@ -97,6 +101,9 @@ export async function rewriteDataFiles(options: RewriteDataFilesOptions): Promis
     build: async (context) => {
       const { metadata, wrote } = context;
       const contents = await readHeadContents(io, metadata, cache);
+      // The table's schema or spec changed since the plan (an owner's change won the race): what
+      // was written is not under today's, so plan again (the driver deletes the earlier files).
+      if (rewrite !== undefined && !plannedUnder(rewrite, metadata)) rewrite = undefined;
       if (rewrite === undefined) {
         const planned = await plan(options, metadata, contents);
         if (!('bins' in planned)) return { nothingToDo: skipped(planned.skipped, metadata, contents) };
@@ -117,6 +124,12 @@ export async function rewriteDataFiles(options: RewriteDataFilesOptions): Promis
       const done = rewrite;
       return {
         ...commit,
+        // The files are written under this schema and spec: a change to either must fail the commit (409) so the rewrite is planned again.
+        requirements: [
+          ...commit.requirements,
+          { type: 'assert-current-schema-id', 'current-schema-id': done.schemaId },
+          { type: 'assert-default-spec-id', 'default-spec-id': done.specId },
+        ],
         references: [...commit.references!, ...done.dataFiles.map((f) => f.filePath)],
         result: (after, attempts) => result(after, contents, done, attempts),
       };
@@ -136,7 +149,7 @@ async function plan(
   const small = smallFiles(contents, target);
   if (small.length < minInputFiles) return { skipped: 'too_few_files' };
   const kept: KeptFiles = new Map();
-  const bins = (await groupBySchema(options.io, metadata, small, kept)).flatMap((group) => packPartitionBins(group, metadata, contents, target, minInputFiles));
+  const bins = packPartitionBins(await readableFiles(options.io, metadata, small, kept), metadata, contents, target, minInputFiles);
   return bins.length === 0 ? { skipped: 'too_few_files' } : { bins, kept };
 }
 
@@ -191,6 +204,8 @@ async function writeRewrite(
   }
   return {
     snapshotId,
+    schemaId: start['current-schema-id'],
+    specId: spec['spec-id'],
     replacedPaths: new Set(replaced.map((file) => file.file_path)),
     dataFiles,
     added,
@@ -206,6 +221,10 @@ function inheritedLineage(contents: HeadContents, file: ManifestDataFile): Inher
   const sequenceNumber = contents.live.get(file.file_path)?.entry.sequenceNumber;
   if (sequenceNumber === undefined || sequenceNumber === null) throw new IcebergError('unsupported', `data file ${file.file_path} has no data sequence number to carry`);
   return { firstRowId: typeof file.first_row_id === 'bigint' ? file.first_row_id : null, sequenceNumber };
+}
+
+function plannedUnder(rewrite: Rewrite, metadata: TableMetadata): boolean {
+  return rewrite.schemaId === metadata['current-schema-id'] && rewrite.specId === metadata['default-spec-id'];
 }
 
 /** The table's `write.target-file-size-bytes` when it is a positive integer, else Iceberg's default. */

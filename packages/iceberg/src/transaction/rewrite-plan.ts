@@ -1,8 +1,9 @@
 import type { Schema as ArrowSchema } from 'apache-arrow';
 import type { FileIO } from '../io/file-io.ts';
-import type { TableMetadata } from '../spec/metadata.ts';
+import { currentSchema, type TableMetadata } from '../spec/metadata.ts';
 import { type Schema, schemaFromJson } from '../spec/schema.ts';
-import { conformerFor } from '../writer/arrow-conform.ts';
+import type { IcebergType, NestedField, StructType } from '../spec/types.ts';
+import { type Conformer, conformerFor } from '../writer/arrow-conform.ts';
 import type { ManifestDataFile, ManifestEntry } from '../writer/manifest.ts';
 import { parquetArrowSchema } from '../writer/parquet-read.ts';
 import { compileRowConverter } from '../writer/row-converter.ts';
@@ -42,28 +43,25 @@ function compareBigint(a: bigint, b: bigint): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-interface SchemaGroup {
+/** Files rewritten under one table schema: the table's current one. */
+export interface SchemaGroup {
   schema: Schema;
+  /** The Arrow form of `schema` this package writes. */
   arrowSchema: ArrowSchema;
   files: ManifestDataFile[];
 }
 
 /**
- * Groups files by the table schema they were written with: the newest of the table's schemas
- * (the current one first) whose Arrow form the file's schema conforms to exactly (same field
- * ids, nullability and types at every level; row lineage columns aside). Files that match none are left out: they are never
- * rewritten under ids they do not have. Reads each file whole (FileIO has no ranged reads), at most
- * 64 MiB of them at once (or one file), and keeps the first 64 MiB of them in `kept` so that the
- * rewrite does not fetch them again (small files usually all fit).
+ * The files that can be read through the table's current schema (see `fileConformer`), to be
+ * written under it whatever schema they were written with, as Java's RewriteDataFiles does.
+ * Files that cannot (a column of a type that does not widen to today's) are left out: they are
+ * never rewritten. Reads each file whole (FileIO has no ranged reads), at most 64 MiB of them at
+ * once (or one file), and keeps the first 64 MiB of them in `kept` so that the rewrite does not
+ * fetch them again (small files usually all fit).
  */
-export async function groupBySchema(io: FileIO, metadata: TableMetadata, files: readonly ManifestEntry[], kept: KeptFiles): Promise<SchemaGroup[]> {
-  const current = metadata['current-schema-id'];
-  const candidates = [...metadata.schemas]
-    .sort((a, b) => (a['schema-id'] === current ? -1 : b['schema-id'] === current ? 1 : b['schema-id'] - a['schema-id']))
-    .map((json) => {
-      const schema = schemaFromJson(json);
-      return { schema, arrowSchema: compileRowConverter(schema).arrowSchema, files: [] as ManifestDataFile[] };
-    });
+export async function readableFiles(io: FileIO, metadata: TableMetadata, files: readonly ManifestEntry[], kept: KeptFiles): Promise<SchemaGroup> {
+  const schema = schemaFromJson(currentSchema(metadata));
+  const group: SchemaGroup = { schema, arrowSchema: compileRowConverter(schema).arrowSchema, files: [] };
   let keptBytes = 0;
   const fileSchemas = await mapBounded(
     files,
@@ -78,10 +76,38 @@ export async function groupBySchema(io: FileIO, metadata: TableMetadata, files: 
     },
   );
   files.forEach(({ dataFile }, i) => {
-    const fileSchema = fileSchemas[i] as ArrowSchema;
-    candidates.find((group) => conformerFor(fileSchema, group.arrowSchema) !== null)?.files.push(dataFile);
+    if (fileConformer(fileSchemas[i] as ArrowSchema, group) !== null) group.files.push(dataFile);
+    else kept.delete(dataFile.file_path);
   });
-  return candidates.filter((group) => group.files.length > 0);
+  return group;
+}
+
+/** Reads a file (its Arrow schema, row lineage aside) through a table schema by field id; null when it cannot be. */
+export function fileConformer(fileSchema: ArrowSchema, target: Pick<SchemaGroup, 'schema' | 'arrowSchema'>): Conformer | null {
+  return conformerFor(fileSchema, target.arrowSchema, defaultedIds(target.schema.fields));
+}
+
+/** The ids of the fields (at any depth) that have a v3 initial default: a file without them reads that default, not null. */
+function defaultedIds(fields: readonly NestedField[], ids = new Set<string>()): Set<string> {
+  for (const field of fields) {
+    if (field.initialDefault !== undefined && field.initialDefault !== null) ids.add(String(field.id));
+    for (const type of nestedStructs(field.type)) defaultedIds(type.fields, ids);
+  }
+  return ids;
+}
+
+/** The struct types within a type: itself, a list's element, a map's key and value, at any depth. */
+function nestedStructs(type: IcebergType): StructType[] {
+  switch (type.kind) {
+    case 'struct':
+      return [type];
+    case 'list':
+      return nestedStructs(type.element);
+    case 'map':
+      return [...nestedStructs(type.key), ...nestedStructs(type.value)];
+    default:
+      return [];
+  }
 }
 
 /**

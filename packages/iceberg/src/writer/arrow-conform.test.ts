@@ -62,10 +62,22 @@ describe('conformerFor', () => {
     expect(table.getChild('ts')!.data[0]!.values).toEqual(new BigInt64Array([1n, 2n]));
   });
 
-  it('refuses a file whose ids, nullability or fields differ from the target', () => {
+  it('refuses a file it cannot read through the target: another list element id, an optional field now required, a required field missing', () => {
     expect(conformerFor(otherWriter({ elementId: 9 }).schema, target)).toBeNull();
     expect(conformerFor(otherWriter({ tsNullable: true }).schema, target)).toBeNull();
-    expect(conformerFor(new Schema(otherWriter().schema.fields.slice(0, 2)), target)).toBeNull();
-    expect(conformerFor(otherWriter().schema, compileRowConverter(schemaFromJson({ type: 'struct', fields: [] })).arrowSchema)).toBeNull();
+    expect(conformerFor(new Schema(otherWriter().schema.fields.slice(1)), target)).toBeNull();
+  });
+
+  it('reads a missing optional field as null, unless the target gives it an initial default', () => {
+    const batch = otherWriter();
+    const withoutList = new RecordBatch(new Schema(batch.schema.fields.slice(0, 2)), makeData({ type: new Struct(batch.schema.fields.slice(0, 2)), length: 2, children: batch.data.children.slice(0, 2) }));
+    const conformer = conformerFor(withoutList.schema, target)!;
+    expect(new Table([conformer.conform(withoutList)]).getChild('li')!.toArray()).toEqual([null, null]);
+    expect(conformerFor(withoutList.schema, target, new Set(['2']))).toBeNull();
+  });
+
+  it('leaves out the file fields the target dropped', () => {
+    const empty = compileRowConverter(schemaFromJson({ type: 'struct', fields: [] })).arrowSchema;
+    expect(conformerFor(otherWriter().schema, empty)!.conform(otherWriter()).numCols).toBe(0);
   });
 });

@@ -140,8 +140,9 @@ describe('a roller cut off from the API mid-roll', () => {
       const log = lines(roller);
       const failed = log.find((l) => l.sink === sink.id && l.reason === 'api_error' && typeof l.msg === 'string' && l.msg.startsWith('roll failed'));
       expect(failed, 'the roll failed as api_error').toBeDefined();
-      // Failed within the bound, not after the OS gave up: the intent call (2 s) after the cut.
-      expect(failed!.time - link.cutAtMs!).toBeLessThan(5_000);
+      // Failed within the bounds, not after the OS gave up: the intent call (2 s), then recording
+      // the failure (2 s, failing too) before the roll's line.
+      expect(failed!.time - link.cutAtMs!).toBeLessThan(7_000);
       expect(log.some((l) => l.sink === sink.id && l.msg.startsWith('could not give the lease back'))).toBe(true);
       expect(log.some((l) => l.sink === sink.id && l.msg === 'took back the lease left when the API was out of reach')).toBe(true);
       expect(committedAfterHealMs).toBeLessThan(HEALED_WITHIN_MS);

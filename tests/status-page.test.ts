@@ -229,7 +229,7 @@ describe('the status page', () => {
     await page.click('#forget');
     expect(await page.evaluate(() => sessionStorage.getItem('tablemere.status.admin-key'))).toBeNull();
     expect(await (await page.$('#sinks'))!.isVisible()).toBe(false);
-    await page.type('#key', `al_key_000000000000_${'A'.repeat(43)}`);
+    await page.type('#key', `tm_key_000000000000_${'A'.repeat(43)}`);
     await page.click('#key-form button[type=submit]');
     await page.waitForSelector('#problem', { visible: true });
     expect(await (await page.$('#key-form'))!.isVisible()).toBe(true);

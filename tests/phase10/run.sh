@@ -25,7 +25,7 @@ check "sink create --column makes the table and the sink; --save writes a 0600 k
      --column x:long:required --column who:string \
      --inactivity-seconds 10 --save '$work/key.json' > '$work/create.out' 2>&1 \
    && grep -q 'created table $ns.events' '$work/create.out' \
-   && [ \"\$(stat -c %a '$work/key.json')\" = 600 ] && ! grep -q al_send_ '$work/create.out'"
+   && [ \"\$(stat -c %a '$work/key.json')\" = 600 ] && ! grep -Eq '(tm|al)_send_' '$work/create.out'"
 check "table list shows the table" bash -c \
   "node apps/cli/bin/tablemere.js table list '$TABLEMERE_WAREHOUSE' --namespace '$ns' | grep -q '$ns.events'"
 sink_id=$(node -p "require('$work/key.json').sink_id")

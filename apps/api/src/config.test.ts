@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from './config.ts';
+import { ConfigError, loadConfig, sinksEnabledOf } from './config.ts';
 
 const valid = {
   DATABASE_URL: 'postgres://postgres:pw@127.0.0.1:5432/tablemere',
@@ -37,7 +37,7 @@ describe('loadConfig', () => {
     });
     expect(Object.isFrozen(config)).toBe(true);
     expect(Object.isFrozen(config.store)).toBe(true);
-    expect(loadConfig({ ...valid, AL_SINKS_ENABLED: 'false', TABLEMERE_PUBLIC_URL: 'https://api.example.com/' })).toMatchObject({
+    expect(loadConfig({ ...valid, TABLEMERE_SINKS_ENABLED: 'false', TABLEMERE_PUBLIC_URL: 'https://api.example.com/' })).toMatchObject({
       sinksEnabled: false,
       publicUrl: 'https://api.example.com',
     });
@@ -59,7 +59,7 @@ describe('loadConfig', () => {
       DATABASE_URL: 'mysql://x',
       TABLEMERE_SECRET_KEY: 'c2hvcnQ=',
       TABLEMERE_API_PORT: 'eighty',
-      AL_SINKS_ENABLED: 'maybe',
+      TABLEMERE_SINKS_ENABLED: 'maybe',
     });
     expect(found).toHaveLength(4);
     expect(found[0]).toMatch(/^DATABASE_URL must be a postgres:\/\/ URL/);
@@ -73,6 +73,32 @@ describe('loadConfig', () => {
     ]);
     const { AWS_ACCESS_KEY_ID: _a, AWS_SECRET_ACCESS_KEY: _b, ...noKeys } = valid;
     expect(loadConfig({ ...noKeys, AWS_ENDPOINT_URL: '' }).store).toMatchObject({ endpoint: undefined, credentials: undefined });
+  });
+});
+
+describe('the kill switch TABLEMERE_SINKS_ENABLED', () => {
+  it('is on by default, off with false or 0, and warns of nothing', () => {
+    expect(loadConfig(valid)).toMatchObject({ sinksEnabled: true, warnings: [] });
+    expect(loadConfig({ ...valid, TABLEMERE_SINKS_ENABLED: '0' })).toMatchObject({ sinksEnabled: false, warnings: [] });
+  });
+
+  it('still reads the deprecated AL_SINKS_ENABLED while it is unset, with one warning', () => {
+    const config = loadConfig({ ...valid, AL_SINKS_ENABLED: 'false' });
+    expect(config.sinksEnabled).toBe(false);
+    expect(config.warnings).toEqual(['AL_SINKS_ENABLED is deprecated: rename it to TABLEMERE_SINKS_ENABLED (it is read only while TABLEMERE_SINKS_ENABLED is unset)']);
+    // Both saying the same thing: the new one rules, and the old one is named for removal.
+    expect(loadConfig({ ...valid, AL_SINKS_ENABLED: '1', TABLEMERE_SINKS_ENABLED: 'true' })).toMatchObject({
+      sinksEnabled: true,
+      warnings: ['AL_SINKS_ENABLED is deprecated and ignored beside TABLEMERE_SINKS_ENABLED: remove it'],
+    });
+  });
+
+  it('refuses to start when both are set and differ', () => {
+    expect(problems({ ...valid, AL_SINKS_ENABLED: 'true', TABLEMERE_SINKS_ENABLED: 'false' })).toEqual([
+      'TABLEMERE_SINKS_ENABLED is false but the deprecated AL_SINKS_ENABLED is true: remove AL_SINKS_ENABLED (or make both the same)',
+    ]);
+    expect(sinksEnabledOf(true, false)).toHaveProperty('problem');
+    expect(problems({ ...valid, AL_SINKS_ENABLED: 'maybe' })).toEqual([expect.stringMatching(/^AL_SINKS_ENABLED /)]);
   });
 });
 

@@ -33,7 +33,7 @@ export interface AppDeps {
   metrics?: ApiMetrics;
   /** TABLEMERE_METRICS_TOKEN: when given, /metrics needs it as a bearer token (401 otherwise); default none, an open /metrics. */
   metricsToken?: string;
-  /** AL_SINKS_ENABLED; default true. */
+  /** TABLEMERE_SINKS_ENABLED; default true. */
   sinksEnabled?: boolean;
   /** Caps on a sink's backlog before the send route answers 429; default 1 GiB / 10,000 batches. */
   sinkBacklog?: BacklogLimits;
@@ -62,7 +62,7 @@ export interface InternalAppDeps {
   intakeBucket: string;
   /** TABLEMERE_BOOTSTRAP_SECRET: the bearer token every internal request must carry. */
   bootstrapSecret: string;
-  /** AL_SINKS_ENABLED; when false the sink list tells the roller to idle. Default true. */
+  /** TABLEMERE_SINKS_ENABLED; when false the sink list tells the roller to idle. Default true. */
   sinksEnabled?: boolean;
   /** As for the public app. */
   timeouts?: ServerTimeouts;

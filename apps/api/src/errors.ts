@@ -22,7 +22,7 @@ export const ERROR_CODES = {
   partition_transform_invalid: { status: 400, message: "A partition field's transform does not apply to its column's type (e.g. day needs a date or timestamp, truncate a number, string or binary)." },
   empty_batch: { status: 400, message: 'The array is empty: there is no row to store; send at least one object.' },
   schema_not_inferred: { status: 400, message: 'Some fields of the sample rows cannot be typed (details.fields names each, with why); fix the sample, or give create_table.columns.' },
-  unauthorized: { status: 401, message: 'Send a valid API key as "Authorization: Bearer al_key_...".' },
+  unauthorized: { status: 401, message: 'Send a valid API key as "Authorization: Bearer tm_key_...".' },
   send_only: { status: 403, message: 'Wrong kind of key for this route: a send key works only on POST /v1/sinks/{sink_id}, and that route takes only the sink\'s send key.' },
   forbidden: { status: 403, message: "This API key's level is too low for this route; use a key with required_level or higher." },
   not_found: { status: 404, message: 'No such route; check the method and the path.' },

@@ -1,5 +1,7 @@
+import { randomBytes } from 'node:crypto';
 import { CreatedKey, KeyList } from '@tablemere/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { keyDigest } from '../src/domain/api-keys.ts';
 import { call, dropNamespace, startTestApi, suffix, type TestApi } from './support/harness.ts';
 
 let api: TestApi;
@@ -51,7 +53,7 @@ describe('API key authentication', () => {
       '',
       'Bearer',
       `Basic ${Buffer.from('a:b').toString('base64')}`,
-      `Bearer al_key_000000000000_${secret}`,
+      `Bearer tm_key_000000000000_${secret}`,
       `Bearer ${keys.admin.slice(0, -1)}x`,
       'Bearer not-a-key',
     ]) {
@@ -97,9 +99,24 @@ describe('key levels', () => {
     expect(created.headers['cache-control']).toBe('no-store');
     const key = CreatedKey.parse(created.body);
     expect(key).toMatchObject({ name: 'ci', level: 'write' });
-    expect(key.key.startsWith(`al_key_${key.id}_`)).toBe(true);
+    expect(key.key).toMatch(new RegExp(`^tm_key_${key.id}_[A-Za-z0-9_-]{43}$`));
     expect((await call(api.app, 'POST', '/v1/warehouses/garden/tables', { key: key.key, body: tableBody('by_ci') })).status).toBe(201);
     expect((await call(api.app, 'POST', '/v1/warehouses', { key: keys.admin, body: warehouseBody('by_admin') })).status).toBe(201);
+  });
+});
+
+describe('keys with the deprecated al_key_ prefix', () => {
+  it('keep working forever; the prefix is part of the key, so the same id and secret under tm_key_ is another key', async () => {
+    const id = randomBytes(6).toString('hex');
+    const secret = randomBytes(32).toString('base64url');
+    const older = `al_key_${id}_${secret}`;
+    await api.pool.query(
+      "INSERT INTO api_keys (id, project_id, name, level, key_sha256) SELECT $1, project_id, 'made before tm_key_', 'read', $2 FROM api_keys LIMIT 1",
+      [id, keyDigest(older)],
+    );
+    expect((await call(api.app, 'GET', '/v1/warehouses', { key: older })).status).toBe(200);
+    expect((await call(api.app, 'GET', '/v1/warehouses', { key: `tm_key_${id}_${secret}` })).status).toBe(401);
+    expect((await call(api.app, 'POST', '/v1/keys', { key: older, body: { name: 'x', level: 'read' } })).status).toBe(403);
   });
 });
 

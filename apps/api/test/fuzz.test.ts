@@ -206,8 +206,8 @@ function authFor(app: FastifyInstance, url: string): string[] {
   if (internal) return [`Bearer ${api.secret}`, 'Bearer wrong-secret-wrong-secret', ''];
   const sendRoute = url === '/v1/sinks/:sink';
   const own = sendRoute ? `Bearer ${sink.send_key}` : `Bearer ${api.adminKey}`;
-  return [own, `Bearer ${readKey}`, sendRoute ? `Bearer ${api.adminKey}` : `Bearer ${sink.send_key}`, '', 'Bearer', 'Basic YTpi', `Bearer al_key_000000000000_${'A'.repeat(43)}`,
-    `Bearer al_send_${sink.id.slice(4)}_${'A'.repeat(43)}`, `Bearer ${'x'.repeat(10_000)}`, 'Bearer \u00ff\u00fe', 'bearer  ' + api.adminKey + '  trailing'];
+  return [own, `Bearer ${readKey}`, sendRoute ? `Bearer ${api.adminKey}` : `Bearer ${sink.send_key}`, '', 'Bearer', 'Basic YTpi', `Bearer tm_key_000000000000_${'A'.repeat(43)}`, `Bearer al_key_000000000000_${'A'.repeat(43)}`,
+    `Bearer tm_send_${sink.id.slice(4)}_${'A'.repeat(43)}`, `Bearer al_send_${sink.id.slice(4)}_${'A'.repeat(43)}`, `Bearer ${'x'.repeat(10_000)}`, 'Bearer \u00ff\u00fe', 'bearer  ' + api.adminKey + '  trailing'];
 }
 
 async function fire(app: FastifyInstance, sent: Sent): Promise<void> {

@@ -121,7 +121,7 @@ describe('probes', () => {
       expect(body.checks.postgres).toMatchObject({ status: 'failed', reason: 'unreachable' });
       expect((await call(app, 'GET', '/healthz')).status).toBe(200);
       // A route that needs the database says it is unavailable (retry), without detail.
-      const res = await call(app, 'GET', '/v1/warehouses', { key: `al_key_000000000000_${'A'.repeat(43)}` });
+      const res = await call(app, 'GET', '/v1/warehouses', { key: `tm_key_000000000000_${'A'.repeat(43)}` });
       expect(res.status).toBe(503);
       expect(res.body.error).toMatchObject({ code: 'database_unavailable', retry_after: 5, request_id: expect.any(String) });
       expect(res.headers['retry-after']).toBe('5');

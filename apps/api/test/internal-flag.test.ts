@@ -12,7 +12,7 @@ afterAll(async () => {
   await api?.close();
 });
 
-describe('AL_SINKS_ENABLED', () => {
+describe('TABLEMERE_SINKS_ENABLED', () => {
   it('on: /v1/connection names the send route and says how to use it', async () => {
     const res = await call(api.app, 'GET', '/v1/connection', { key: api.adminKey });
     expect(res.status, res.text).toBe(200);

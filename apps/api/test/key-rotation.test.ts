@@ -65,7 +65,7 @@ describe('rotating a send key', () => {
     const { res, rotated } = await rotate(api.app, sink.name, { overlap: 2 });
     expect(res.status, res.text).toBe(200);
     expect(rotated!.send_key).not.toBe(sink.send_key);
-    expect(rotated!.send_key.startsWith(`al_send_${sink.id.slice(4)}_`)).toBe(true);
+    expect(rotated!.send_key.startsWith(`tm_send_${sink.id.slice(4)}_`)).toBe(true);
     const stops = new Date(rotated!.key_rotation.old_key_stops_at!).getTime();
     expect(stops - before).toBeGreaterThanOrEqual(1_500);
     expect(stops - before).toBeLessThan(4_000);
@@ -300,6 +300,6 @@ describe('rotating a send key', () => {
     for (const secret of [sink.send_key.slice(-43), rotated!.send_key.slice(-43), sendKeyDigest(rotated!.send_key).toString('hex'), sendKeyDigest(rotated!.send_key).toString('base64')]) {
       expect(text).not.toContain(secret);
     }
-    expect(text).not.toMatch(/al_send_/);
+    expect(text).not.toMatch(/(tm|al)_send_/);
   });
 });

@@ -499,7 +499,8 @@ describe('send keys', () => {
       ['Basic auth', { authorization: `Basic ${Buffer.from('a:b').toString('base64')}` }, 401, 'unauthorized'],
       ["another sink's key", { authorization: `Bearer ${second.send_key}` }, 401, 'unauthorized'],
       ['a wrong secret', { authorization: `Bearer ${sink.send_key.slice(0, -1)}${sink.send_key.endsWith('A') ? 'B' : 'A'}` }, 401, 'unauthorized'],
-      ['a made-up key for this sink', { authorization: `Bearer al_send_${sink.id.slice(4)}_${'A'.repeat(43)}` }, 401, 'unauthorized'],
+      ['a made-up key for this sink', { authorization: `Bearer tm_send_${sink.id.slice(4)}_${'A'.repeat(43)}` }, 401, 'unauthorized'],
+      ['a made-up key for this sink, deprecated prefix', { authorization: `Bearer al_send_${sink.id.slice(4)}_${'A'.repeat(43)}` }, 401, 'unauthorized'],
     ];
     for (const [what, headers, status, code] of cases) {
       const batchId = newBatchId();
@@ -582,7 +583,7 @@ describe('send keys', () => {
     expect(api.rawLogs.length).toBeGreaterThan(10);
     // The secret part alone is the last 43 characters (base64url, which may itself hold `_`).
     for (const secret of [sink.send_key, second.send_key, sink.send_key.slice(-43), api.adminKey]) expect(text).not.toContain(secret);
-    expect(text).not.toMatch(/al_send_/);
+    expect(text).not.toMatch(/(tm|al)_send_/);
     expect(text).not.toMatch(/bearer /i);
   });
 

@@ -29,7 +29,7 @@ beforeAll(async () => {
     const res = await call(api.app, 'POST', '/v1/keys', { key: api.adminKey, body: { name: level, level } });
     keys[level] = res.body.key;
   }
-  for (const table of ['events', 'second', 'deleted', 'batches', 'listing', 'pruned']) await createTable(api, ns, table);
+  for (const table of ['events', 'second', 'deleted', 'batches', 'listing', 'pruned', 'older_key']) await createTable(api, ns, table);
   // A partitioned table, made through the catalog (sink-partition.test.ts creates sinks on such tables).
   await catalog.createTable(ns, 'parted', {
     schema: { type: 'struct', fields: [{ id: 1, name: 'x', type: 'long', required: true }] },
@@ -80,7 +80,7 @@ describe('POST /v1/sinks', () => {
       deleted_at: null,
       iam_writes: [],
     });
-    expect(sink.send_key).toMatch(new RegExp(`^al_send_${sink.id.slice(4)}_[A-Za-z0-9_-]{43}$`));
+    expect(sink.send_key).toMatch(new RegExp(`^tm_send_${sink.id.slice(4)}_[A-Za-z0-9_-]{43}$`));
     expect(sink.table_uuid).toBe((await catalog.loadTable({ namespace: ns, name: 'events' })).metadata['table-uuid']);
     // Nothing committed, no property changed, and the store's identities did not move.
     expect(await tableState('events')).toEqual(before);
@@ -91,7 +91,7 @@ describe('POST /v1/sinks', () => {
     const dump = await query(api.pool, "SELECT s::text AS t FROM sinks s UNION ALL SELECT a::text FROM audit_events a");
     expect(JSON.stringify(dump)).not.toContain(sink.send_key.slice(-43));
     // The key is not shown again.
-    expect(JSON.stringify((await call(api.app, 'GET', `/v1/sinks/${sink.id}`, { key: keys.read })).body)).not.toContain('al_send_');
+    expect(JSON.stringify((await call(api.app, 'GET', `/v1/sinks/${sink.id}`, { key: keys.read })).body)).not.toMatch(/(tm|al)_send_/);
     const audit = await query<{ event: string; subject: string; details: Record<string, unknown> }>(
       api.pool,
       "SELECT event, subject, details FROM audit_events WHERE event = 'sink.create' AND subject = $1",
@@ -154,6 +154,19 @@ describe('POST /v1/sinks', () => {
   it('needs a write key (403 for read)', async () => {
     const res = await call(api.app, 'POST', '/v1/sinks', { key: keys.read, body: { name: 'x', table: `${ns}.listing`, warehouse: 'garden' } });
     expect(errorOf(res)).toEqual({ status: 403, code: 'forbidden' });
+  });
+});
+
+describe('send keys with the deprecated al_send_ prefix', () => {
+  it('keep opening their sink forever; the same id and secret under tm_send_ is another key', async () => {
+    const sink = await createSink(api.app, keys.write, { name: 'older_key_in', table: `${ns}.older_key` });
+    // A sink made before tm_send_: its key as it was issued then, only its digest stored.
+    const older = `al_send_${sink.send_key.slice('tm_send_'.length)}`;
+    await api.pool.query('UPDATE sinks SET send_key_sha256 = $2 WHERE id = $1', [sink.id, createHash('sha256').update(older).digest()]);
+    expect((await send(api.app, { id: sink.id, send_key: older }, '[{"x": 1}]')).status).toBe(202);
+    expect(errorOf(await send(api.app, sink, '[{"x": 2}]'))).toEqual({ status: 401, code: 'unauthorized' });
+    // Anywhere else it is a send key all the same: 403 send_only, not 401.
+    expect(errorOf(await call(api.app, 'GET', '/v1/sinks', { key: older }))).toEqual({ status: 403, code: 'send_only' });
   });
 });
 
@@ -326,7 +339,7 @@ describe('GET /v1/sinks/{id}/batches/{batch_id}', () => {
   });
 });
 
-describe('AL_SINKS_ENABLED=false', () => {
+describe('TABLEMERE_SINKS_ENABLED=false', () => {
   it('answers 404 not_found on every /v1/sinks route, the send route included', async () => {
     const off = await otherApp(api, { sinksEnabled: false });
     try {

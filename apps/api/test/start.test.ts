@@ -94,6 +94,41 @@ describe('start.ts', () => {
     expect(api.lines.some((line) => line.msg === 'stopping' && line.signal === 'SIGTERM')).toBe(true);
   });
 
+  it('reads the deprecated AL_SINKS_ENABLED with one warning line at start; refuses it beside a TABLEMERE_SINKS_ENABLED that differs', async () => {
+    const env = stackEnv();
+    const url = new URL(env.DATABASE_URL!);
+    url.pathname = `/api_start_${suffix()}`;
+    const databaseUrl = url.toString();
+    await createDatabase(databaseUrl);
+    cleanups.push(() => dropDatabase(databaseUrl));
+    const base = {
+      DATABASE_URL: databaseUrl,
+      TABLEMERE_API_PORT: '0',
+      TABLEMERE_INTERNAL_PORT: '0',
+      TABLEMERE_SECRET_KEY: randomBytes(32).toString('base64'),
+      TABLEMERE_BOOTSTRAP_SECRET: 'bootstrap-secret-for-test',
+      AWS_ENDPOINT_URL: env.AWS_ENDPOINT_URL!,
+      AWS_REGION: env.AWS_REGION!,
+      AWS_ACCESS_KEY_ID: env.AWS_ACCESS_KEY_ID!,
+      AWS_SECRET_ACCESS_KEY: env.AWS_SECRET_ACCESS_KEY!,
+      TABLEMERE_INTAKE_BUCKET: env.TABLEMERE_INTAKE_BUCKET!,
+    };
+    const api = runApi({ ...base, AL_SINKS_ENABLED: 'false' });
+    const started = await api.until((line) => /listening/.test(line.msg));
+    expect(started.sinks_enabled).toBe(false);
+    expect(api.lines.filter((line) => line.level === 40).map((line) => line.msg)).toEqual([
+      'AL_SINKS_ENABLED is deprecated: rename it to TABLEMERE_SINKS_ENABLED (it is read only while TABLEMERE_SINKS_ENABLED is unset)',
+    ]);
+    api.child.kill('SIGTERM');
+    expect(await api.exited).toBe(0);
+
+    const both = runApi({ ...base, AL_SINKS_ENABLED: 'false', TABLEMERE_SINKS_ENABLED: 'true' });
+    expect(await both.exited).toBe(1);
+    expect((await both.until((line) => line.level === 60)).problems).toEqual([
+      'TABLEMERE_SINKS_ENABLED is true but the deprecated AL_SINKS_ENABLED is false: remove AL_SINKS_ENABLED (or make both the same)',
+    ]);
+  });
+
   it('refuses to start with a message per missing variable', async () => {
     const api = runApi({ TABLEMERE_API_PORT: '0', AWS_REGION: 'us-east-1' });
     expect(await api.exited).toBe(1);

@@ -9,12 +9,12 @@ describe('parseEnvFile', () => {
     const text = [
       '# development stack',
       "export TABLEMERE_API_URL='http://127.0.0.1:8080'",
-      "export TABLEMERE_API_KEY='al_key_0123456789ab_x'",
+      "export TABLEMERE_API_KEY='tm_key_0123456789ab_x'",
       '',
     ].join('\n');
     expect(parseEnvFile(text)).toEqual({
       TABLEMERE_API_URL: 'http://127.0.0.1:8080',
-      TABLEMERE_API_KEY: 'al_key_0123456789ab_x',
+      TABLEMERE_API_KEY: 'tm_key_0123456789ab_x',
     });
   });
 

@@ -12,7 +12,7 @@ const content: KeyFile = {
   warehouse: 'garden',
   table: 'garden.events',
   ingest_url: 'http://127.0.0.1:8787/v1/sinks/snk_0123456789ab',
-  send_key: `al_send_0123456789ab_${'A'.repeat(43)}`,
+  send_key: `tm_send_0123456789ab_${'A'.repeat(43)}`,
 };
 
 const dir = () => mkdtempSync(path.join(tmpdir(), 'tablemere-key-file-'));
@@ -81,7 +81,7 @@ describe('readKeyFile', () => {
       return p;
     };
     expect(refusal(() => readKeyFile(path.join(d, 'none.json'))).message).toMatch(/cannot read it \(ENOENT\)$/);
-    expect(refusal(() => readKeyFile(file('text', 'al_send_...'))).message).toMatch(/\(not JSON\)$/);
+    expect(refusal(() => readKeyFile(file('text', 'tm_send_...'))).message).toMatch(/\(not JSON\)$/);
     expect(refusal(() => readKeyFile(file('partial.json', '{"format":"tablemere-send-key/1"}'))).message).toMatch(/sink_id/);
     const foreign = { ...content, sink_id: 'snk_ffffffffffff' };
     expect(refusal(() => readKeyFile(file('foreign.json', JSON.stringify(foreign)))).message).toMatch(/belongs to another sink than snk_ffffffffffff$/);

@@ -56,7 +56,7 @@ beforeEach(() => {
 
 const body = Buffer.from('[{"x":1},7,{"x":12345678901234567890}]');
 const batch: Batch = { part: 1, id: 'abc-1', body, rows: 3, firstRow: 1 };
-const key = `al_send_0123456789ab_${'A'.repeat(43)}`;
+const key = `tm_send_0123456789ab_${'A'.repeat(43)}`;
 
 function recorder() {
   const waits: number[] = [];

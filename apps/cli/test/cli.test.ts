@@ -225,7 +225,7 @@ describe('exit codes', () => {
   });
 
   it('1 for a key the API does not know', async () => {
-    const wrong = `al_key_${'0'.repeat(12)}_${'A'.repeat(43)}`;
+    const wrong = `tm_key_${'0'.repeat(12)}_${'A'.repeat(43)}`;
     const result = await tablemere(['table', 'list', api.warehouse, '--api-key', wrong]);
     expectFailure(result, 1, /^error: unauthorized: /);
   });

@@ -68,7 +68,7 @@ describe('tablemere sink rotate-key', () => {
     const after = KeyFile.parse(JSON.parse(readFileSync(secondKey, 'utf8')));
     expect(after).toEqual({ ...before, send_key: after.send_key });
     expect(after.send_key).not.toBe(before.send_key);
-    expect(result.stdout).not.toContain('al_send_');
+    expect(result.stdout).not.toMatch(/(tm|al)_send_/);
     const lines = result.stdout.trimEnd().split('\n');
     expect(lines[0]).toBe(`rotated the send key of sink events_in (${before.sink_id})`);
     expect(lines[1]).toContain(`saved to ${secondKey} (mode 0600)`);
@@ -95,7 +95,7 @@ describe('tablemere sink rotate-key', () => {
     failed(await sendWith(firstKey), 1, /unauthorized/);
     failed(await sendWith(secondKey), 1, /unauthorized/);
     const noKey = ok(await tablemere(['sink', 'rotate-key', 'events_in', '--show-key', '--json', '--overlap', '0']));
-    expect(noKey.stdout.match(/al_send_/g)).toHaveLength(1);
+    expect(noKey.stdout.match(/tm_send_/g)).toHaveLength(1);
     const withoutKey = JSON.parse(ok(await tablemere(['sink', 'rotate-key', 'events_in', '--json', '--save', thirdKey, '--overlap', '0'])).stdout);
     expect(withoutKey).not.toHaveProperty('send_key');
     ok(await sendWith(thirdKey));

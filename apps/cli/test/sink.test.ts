@@ -121,7 +121,7 @@ describe('tablemere sink create', () => {
     sinkId = saved.sink_id;
     expect(saved).toMatchObject({ sink_name: 'events_in', warehouse: api.warehouse, table: `${namespace}.events`, ingest_url: `${api.url}/v1/sinks/${sinkId}` });
     expect(result.stdout).not.toContain(saved.send_key);
-    expect(result.stdout).not.toContain('al_send_');
+    expect(result.stdout).not.toMatch(/(tm|al)_send_/);
     const lines = result.stdout.trimEnd().split('\n');
     expect(lines[0]).toBe(`created sink events_in (${sinkId}) for ${namespace}.events in warehouse ${api.warehouse}`);
     expect(lines[1]).toMatch(new RegExp(`^\\s+ingest URL\\s+${api.url}/v1/sinks/${sinkId}$`));
@@ -144,8 +144,8 @@ describe('tablemere sink create', () => {
     expect(shown.stdout).toMatch(/\n\s+new fields\s+added to the table as optional columns \(add_columns\)\n/);
     expect(shown.stdout).toMatch(/\n\s+batch ids\s+by Idempotency-Key, else by the body's content \(content\)\n/);
     expect((await sinkJson('other_in')).batch_ids).toBe('content');
-    expect(shown.stdout).toMatch(/send key\s+al_send_[0-9a-f]{12}_[A-Za-z0-9_-]{43}\n/);
-    expect(shown.stdout.match(/al_send_/g)).toHaveLength(1);
+    expect(shown.stdout).toMatch(/send key\s+tm_send_[0-9a-f]{12}_[A-Za-z0-9_-]{43}\n/);
+    expect(shown.stdout.match(/tm_send_/g)).toHaveLength(1);
 
     // A second sink on the same table: 409 sink_exists, and the claimed file is removed.
     const refusedFile = path.join(work, 'refused.json');
@@ -227,7 +227,7 @@ describe('tablemere sink send', () => {
     expect(result.stderr.split('\n').slice(0, 2)).toEqual(['row 2 (batch mixed, element 1): not_an_object', 'row 4 (batch mixed, element 3): not_an_object']);
     failed(result, 5, /^error: 2 rows are not a JSON object: stored, and the roll rejects them as not_an_object \(see: tablemere sink rejects\)$/);
     // A key of the wrong shape is refused before anything is sent.
-    failed(await producer(['sink', 'send', file, '--send-key', 'al_send_nope'], { TABLEMERE_API_URL: api.url }), 2, /^error: --send-key: not a send key/);
+    failed(await producer(['sink', 'send', file, '--send-key', 'tm_send_nope'], { TABLEMERE_API_URL: api.url }), 2, /^error: --send-key: not a send key/);
   });
 
   it('--batch-id ID on a send of several batches names them ID, ID-2, ... and says so', async () => {
@@ -235,7 +235,7 @@ describe('tablemere sink send', () => {
     const row = `{"x": 1, "who": "${'w'.repeat(1000)}"}`;
     writeFileSync(file, `${Array.from({ length: 17_000 }, () => row).join('\n')}\n`);
     const shown = ok(await tablemere(['sink', 'create', api.warehouse, '--table', `${namespace}.gone`, '--name', 'multi_in', '--show-key']));
-    const key = /send key\s+(al_send_\S+)\n/.exec(shown.stdout)![1]!;
+    const key = /send key\s+(tm_send_\S+)\n/.exec(shown.stdout)![1]!;
     const result = ok(await producer(['sink', 'send', file, '--send-key', key, '--batch-id', 'multi'], { TABLEMERE_API_URL: api.url }));
     const lines = result.stdout.trimEnd().split('\n');
     expect(lines.filter((line) => line.startsWith('batch ')).map((line) => line.split(' ')[1])).toEqual(['multi', 'multi-2']);
@@ -267,7 +267,7 @@ describe('tablemere sink send', () => {
       2,
       new RegExp(`^error: sink 'other_in' is snk_[0-9a-f]{12}, but the send key in TABLEMERE_SEND_KEY belongs to sink ${sinkId}$`),
     );
-    failed(await producer(['sink', 'send', bigFile], { TABLEMERE_SEND_KEY: 'al_key_nope', TABLEMERE_API_URL: api.url }), 2, /^error: TABLEMERE_SEND_KEY: not a send key/);
+    failed(await producer(['sink', 'send', bigFile], { TABLEMERE_SEND_KEY: 'tm_key_nope', TABLEMERE_API_URL: api.url }), 2, /^error: TABLEMERE_SEND_KEY: not a send key/);
   });
 });
 
@@ -466,7 +466,7 @@ describe('exit codes of sink commands', () => {
   });
 
   it('1 for a well-formed send key the intake does not know', async () => {
-    const fakeKey = `al_send_${sinkId.slice(4)}_${'A'.repeat(43)}`;
+    const fakeKey = `tm_send_${sinkId.slice(4)}_${'A'.repeat(43)}`;
     failed(await producer(['sink', 'send', path.join(work, 'small.json')], { TABLEMERE_API_URL: api.url, TABLEMERE_SEND_KEY: fakeKey }), 1, /^error: batch 1 of 1 .*: \w+: /);
   });
 });

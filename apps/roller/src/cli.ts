@@ -67,7 +67,7 @@ async function runJob(command: keyof typeof JOBS, sinkId: string | undefined, op
   try {
     const list = await deps.api.listSinks(sinkId !== undefined ? { sink: sinkId } : command === 'roll' ? { due: true } : {});
     if (!list.enabled) {
-      process.stderr.write(`${command}: sinks are disabled on this API (AL_SINKS_ENABLED=false); nothing to do\n`);
+      process.stderr.write(`${command}: sinks are disabled on this API (TABLEMERE_SINKS_ENABLED=false); nothing to do\n`);
       return EXIT.ok;
     }
     let sinks: InternalSink[];

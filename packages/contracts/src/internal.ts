@@ -118,7 +118,7 @@ export const InternalSink = z.object({
 });
 export type InternalSink = z.infer<typeof InternalSink>;
 
-/** `enabled: false` (AL_SINKS_ENABLED=false): the roller idles; `sinks` is then empty. */
+/** `enabled: false` (TABLEMERE_SINKS_ENABLED=false): the roller idles; `sinks` is then empty. */
 export const InternalSinkList = z.object({
   enabled: z.boolean(),
   /** The database's clock when the list was read: due-ness was decided against it. */

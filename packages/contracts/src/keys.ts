@@ -1,11 +1,26 @@
 import { z } from 'zod';
 import { StorableText, Timestamp } from './names.ts';
 
-/** `al_key_<12 hex id>_<43 base64url chars>`: the id is public (lookup), the rest is the secret (32 bytes). */
-export const API_KEY_PATTERN = /^al_key_([0-9a-f]{12})_([A-Za-z0-9_-]{43})$/;
+/**
+ * Key prefixes follow the project's one naming rule (`tm_` for keys, as `TABLEMERE_` for
+ * environment variables). Keys are issued with these; older keys carry the deprecated `al_`
+ * prefixes below and keep working forever (their digest covers the whole key, prefix included).
+ */
+export const API_KEY_PREFIX = 'tm_key_';
+export const SEND_KEY_PREFIX = 'tm_send_';
+/** Deprecated prefixes, accepted and never issued. */
+export const DEPRECATED_API_KEY_PREFIX = 'al_key_';
+export const DEPRECATED_SEND_KEY_PREFIX = 'al_send_';
 
-/** `al_send_<12 hex id>_<43 base64url chars>`: a sink's send-only key. */
-export const SEND_KEY_PATTERN = /^al_send_([0-9a-f]{12})_([A-Za-z0-9_-]{43})$/;
+/** `tm_key_<12 hex id>_<43 base64url chars>` (or the deprecated `al_key_`): the id is public (lookup), the rest is the secret (32 bytes). */
+export const API_KEY_PATTERN = new RegExp(`^(?:${API_KEY_PREFIX}|${DEPRECATED_API_KEY_PREFIX})([0-9a-f]{12})_([A-Za-z0-9_-]{43})$`);
+
+/** `tm_send_<12 hex id>_<43 base64url chars>` (or the deprecated `al_send_`): a sink's send-only key. */
+export const SEND_KEY_PATTERN = new RegExp(`^(?:${SEND_KEY_PREFIX}|${DEPRECATED_SEND_KEY_PREFIX})([0-9a-f]{12})_([A-Za-z0-9_-]{43})$`);
+
+/** How keys are written in messages and docs. */
+export const API_KEY_FORMAT = `${API_KEY_PREFIX}<12 hex>_<43 characters>`;
+export const SEND_KEY_FORMAT = `${SEND_KEY_PREFIX}<12 hex>_<43 characters>`;
 
 export const KEY_ID_PATTERN = /^[0-9a-f]{12}$/;
 

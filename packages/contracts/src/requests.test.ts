@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { API_KEY_PATTERN, CreateKeyRequest, SEND_KEY_PATTERN } from './keys.ts';
+import { SendKey, sinkIdOfSendKey } from './sinks.ts';
 import { CreateTableRequest } from './tables.ts';
 import { CreateWarehouseRequest, Warehouse } from './warehouses.ts';
 
@@ -14,11 +15,24 @@ const warehouse = {
 describe('key formats', () => {
   const secret = 'A'.repeat(42) + '_';
   it('matches API and send keys and keeps them apart', () => {
+    expect(API_KEY_PATTERN.exec(`tm_key_0123456789ab_${secret}`)?.[1]).toBe('0123456789ab');
+    expect(API_KEY_PATTERN.test(`tm_send_0123456789ab_${secret}`)).toBe(false);
+    expect(SEND_KEY_PATTERN.exec(`tm_send_0123456789ab_${secret}`)?.[1]).toBe('0123456789ab');
+    expect(SEND_KEY_PATTERN.test(`tm_key_0123456789ab_${secret}`)).toBe(false);
+    expect(API_KEY_PATTERN.test(`tm_key_0123456789AB_${secret}`)).toBe(false);
+    expect(API_KEY_PATTERN.test(`tm_key_0123456789ab_${secret}x`)).toBe(false);
+    expect(SendKey.safeParse(`tm_send_0123456789ab_${secret}`).success).toBe(true);
+    expect(sinkIdOfSendKey(`tm_send_0123456789ab_${secret}`)).toBe('snk_0123456789ab');
+  });
+
+  it('still accepts the deprecated al_key_ and al_send_ prefixes, and no other', () => {
     expect(API_KEY_PATTERN.exec(`al_key_0123456789ab_${secret}`)?.[1]).toBe('0123456789ab');
     expect(API_KEY_PATTERN.test(`al_send_0123456789ab_${secret}`)).toBe(false);
-    expect(SEND_KEY_PATTERN.test(`al_send_0123456789ab_${secret}`)).toBe(true);
-    expect(API_KEY_PATTERN.test(`al_key_0123456789AB_${secret}`)).toBe(false);
-    expect(API_KEY_PATTERN.test(`al_key_0123456789ab_${secret}x`)).toBe(false);
+    expect(SEND_KEY_PATTERN.exec(`al_send_0123456789ab_${secret}`)?.[1]).toBe('0123456789ab');
+    expect(SEND_KEY_PATTERN.test(`al_key_0123456789ab_${secret}`)).toBe(false);
+    expect(sinkIdOfSendKey(`al_send_0123456789ab_${secret}`)).toBe('snk_0123456789ab');
+    for (const prefix of ['tx_key_', 'TM_KEY_', 'tmkey_', 'key_', 'al_tm_key_']) expect(API_KEY_PATTERN.test(`${prefix}0123456789ab_${secret}`), prefix).toBe(false);
+    for (const prefix of ['tm_sent_', 'TM_SEND_', 'send_', 'tm_al_send_']) expect(SEND_KEY_PATTERN.test(`${prefix}0123456789ab_${secret}`), prefix).toBe(false);
   });
 
   it('accepts only the three levels', () => {

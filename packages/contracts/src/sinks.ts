@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { SEND_KEY_PATTERN } from './keys.ts';
+import { SEND_KEY_FORMAT, SEND_KEY_PATTERN } from './keys.ts';
 import { StorableText, Timestamp, WarehouseName } from './names.ts';
 import { SinkCreatedTable, SinkTableRequest } from './sink-table.ts';
 import { BatchIds, KEEP_SNAPSHOTS_DEFAULT, KeepSnapshots, LINGER_MS_DEFAULT, LingerMs, MIN_SNAPSHOT_AGE_SECONDS_DEFAULT, MinSnapshotAgeSeconds, UnknownFields } from './sink-settings.ts';
@@ -22,8 +22,8 @@ export const SinkName = z
 /** `{id|name}` path segments: an id when it looks like one, otherwise a name. */
 export const SinkRef = z.union([SinkId, SinkName]);
 
-/** The send key: `al_send_<the sink id's 12 hex>_<43 base64url chars>` (32 random bytes). */
-export const SendKey = z.string().regex(SEND_KEY_PATTERN, 'a send key is al_send_<12 hex>_<43 characters>');
+/** The send key: `tm_send_<the sink id's 12 hex>_<43 base64url chars>` (32 random bytes); the deprecated `al_send_` too. */
+export const SendKey = z.string().regex(SEND_KEY_PATTERN, `a send key is ${SEND_KEY_FORMAT}`);
 
 /** The sink id a well-formed send key belongs to, or undefined for anything else. */
 export function sinkIdOfSendKey(key: string): string | undefined {

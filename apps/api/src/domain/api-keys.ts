@@ -1,5 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { API_KEY_PATTERN, type ApiKey, type ApiKeyLevel, type CreatedKey, type RevokedKey } from '@tablemere/contracts';
+import { API_KEY_PATTERN, API_KEY_PREFIX, type ApiKey, type ApiKeyLevel, type CreatedKey, type RevokedKey } from '@tablemere/contracts';
 import { query, queryOne, transaction, type Pool, type PoolClient, type Queryable } from '@tablemere/db';
 import { apiError } from '../errors.ts';
 import { recordAudit } from './audit.ts';
@@ -18,7 +18,7 @@ interface KeyRow {
 /** A new key: 6 random bytes as the public id, 32 random bytes as the secret. */
 export function generateApiKey(): { id: string; key: string } {
   const id = randomBytes(6).toString('hex');
-  return { id, key: `al_key_${id}_${randomBytes(32).toString('base64url')}` };
+  return { id, key: `${API_KEY_PREFIX}${id}_${randomBytes(32).toString('base64url')}` };
 }
 
 export function keyDigest(key: string): Buffer {

@@ -37,7 +37,7 @@ export function apiKeyScope(pool: Pool, level: ApiKeyLevel, routes: (scope: Fast
       if (token === undefined) throw apiError('unauthorized');
       // A send key is recognised by its shape alone: no lookup, and the answer is the same
       // for a live key, a dead one and a made-up one.
-      if (isSendKey(token)) throw sendOnly('A send key (al_send_...) works only on POST /v1/sinks/{sink_id}; use an API key here.');
+      if (isSendKey(token)) throw sendOnly('A send key (tm_send_...) works only on POST /v1/sinks/{sink_id}; use an API key here.');
       const principal = await authenticate(pool, token);
       if (!principal) {
         throw apiError('unauthorized', { message: 'This API key is unknown or revoked; check the key, or ask an admin for a new one.' });
@@ -76,9 +76,9 @@ export function sendKeyScope(keys: SendKeyCache, sinkIdOf: (request: FastifyRequ
     scope.addHook('onRequest', async (request) => {
       const token = bearerToken(request.headers.authorization);
       if (token === undefined) {
-        throw apiError('unauthorized', { message: 'Send the sink\'s send key as "Authorization: Bearer al_send_...".' });
+        throw apiError('unauthorized', { message: 'Send the sink\'s send key as "Authorization: Bearer tm_send_...".' });
       }
-      if (!isSendKey(token)) throw sendOnly('This route takes only the sink\'s send key (al_send_...); API keys and other tokens are refused here.');
+      if (!isSendKey(token)) throw sendOnly('This route takes only the sink\'s send key (tm_send_...); API keys and other tokens are refused here.');
       const sinkId = sinkIdOf(request);
       if (sinkIdOfSendKey(token) !== sinkId) throw sendKeyRefused();
       const record = await throughDatabase(() => keys.open(sinkId, token));

@@ -48,12 +48,14 @@ export const CODES_OF_NO_ROUTE: readonly ErrorCode[] = ['not_found', 'client_abo
 /** Each contracts export by its schema, so a schema a route uses is a named component. */
 const NAMES = new Map<unknown, string>(Object.entries(contracts).filter(([, value]) => value instanceof z.ZodType).map(([name, value]) => [value, name]));
 
-const API_KEY_FORMAT = 'al_key_<12 hex>_<43 chars>';
+const API_KEY_FORMAT = 'tm_key_<12 hex>_<43 chars>';
+/** Said once per scheme: keys made before the `tm_` prefixes keep working. */
+const OLDER_KEYS = (prefix: string) => ` Older keys with the deprecated prefix ${prefix} keep working.`;
 const SECURITY_SCHEMES: Record<Exclude<RouteAuth, 'none'>, { name: string; scheme: Json }> = {
-  read: { name: 'readKey', scheme: { type: 'http', scheme: 'bearer', bearerFormat: API_KEY_FORMAT, description: 'An API key of level read, write or admin (levels are ordered read < write < admin; a key opens every route at or below its level). Shown once when created; stored as its SHA-256.' } },
-  write: { name: 'writeKey', scheme: { type: 'http', scheme: 'bearer', bearerFormat: API_KEY_FORMAT, description: 'An API key of level write or admin; a read key gets 403 forbidden.' } },
-  admin: { name: 'adminKey', scheme: { type: 'http', scheme: 'bearer', bearerFormat: API_KEY_FORMAT, description: "An API key of level admin (the project owner's); lower levels get 403 forbidden." } },
-  send_key: { name: 'sendKey', scheme: { type: 'http', scheme: 'bearer', bearerFormat: 'al_send_<the sink id\'s 12 hex>_<43 chars>', description: "A sink's send-only key, shown once by POST /v1/sinks. It opens exactly one route, POST /v1/sinks/{sink_id} of its own sink; anywhere else it is 403 send_only. Deleting the sink revokes it." } },
+  read: { name: 'readKey', scheme: { type: 'http', scheme: 'bearer', bearerFormat: API_KEY_FORMAT, description: 'An API key of level read, write or admin (levels are ordered read < write < admin; a key opens every route at or below its level). Shown once when created; stored as its SHA-256.' + OLDER_KEYS(contracts.DEPRECATED_API_KEY_PREFIX) } },
+  write: { name: 'writeKey', scheme: { type: 'http', scheme: 'bearer', bearerFormat: API_KEY_FORMAT, description: 'An API key of level write or admin; a read key gets 403 forbidden.' + OLDER_KEYS(contracts.DEPRECATED_API_KEY_PREFIX) } },
+  admin: { name: 'adminKey', scheme: { type: 'http', scheme: 'bearer', bearerFormat: API_KEY_FORMAT, description: "An API key of level admin (the project owner's); lower levels get 403 forbidden." + OLDER_KEYS(contracts.DEPRECATED_API_KEY_PREFIX) } },
+  send_key: { name: 'sendKey', scheme: { type: 'http', scheme: 'bearer', bearerFormat: 'tm_send_<the sink id\'s 12 hex>_<43 chars>', description: "A sink's send-only key, shown once by POST /v1/sinks. It opens exactly one route, POST /v1/sinks/{sink_id} of its own sink; anywhere else it is 403 send_only. Deleting the sink revokes it." + OLDER_KEYS(contracts.DEPRECATED_SEND_KEY_PREFIX) } },
   bootstrap_secret: { name: 'rollerSecret', scheme: { type: 'http', scheme: 'bearer', description: 'The TABLEMERE_BOOTSTRAP_SECRET shared by the API and its rollers.' } },
 };
 

@@ -25,8 +25,8 @@ const BY_NAME: Record<string, string> = {
 /** Strings to try, most particular first: the first that fits a field's pattern is its example. */
 const CANDIDATES = [
   'snk_3f2a9c1b7d4e',
-  `al_send_3f2a9c1b7d4e_${SECRET}`,
-  `al_key_9b1e7c3a5d2f_${SECRET}`,
+  `tm_send_3f2a9c1b7d4e_${SECRET}`,
+  `tm_key_9b1e7c3a5d2f_${SECRET}`,
   '9b1e7c3a5d2f',
   '2026-09',
   'garden.events',

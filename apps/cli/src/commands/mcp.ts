@@ -29,7 +29,7 @@ Host configuration (e.g. Claude Desktop's claude_desktop_config.json; a read-lev
   {"mcpServers": {"tablemere": {
     "command": "node",
     "args": ["/path/to/tablemere/apps/cli/bin/tablemere.js", "mcp", "--send-key-file", "/home/me/events-sink.json"],
-    "env": {"TABLEMERE_API_URL": "http://127.0.0.1:8787", "TABLEMERE_API_KEY": "al_key_..."}}}}`,
+    "env": {"TABLEMERE_API_URL": "http://127.0.0.1:8787", "TABLEMERE_API_KEY": "tm_key_..."}}}}`,
     )
     .action(async (options: Options, command: Command) => {
       const { protocol } = context;

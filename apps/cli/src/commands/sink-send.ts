@@ -1,5 +1,5 @@
 import { createReadStream, type Stats, statSync } from 'node:fs';
-import { SEND_BODY_LIMIT, SEND_BODY_LIMIT_TEXT, SendKey, Sink, SINK_ID_PATTERN, sinkIdOfSendKey } from '@tablemere/contracts';
+import { SEND_BODY_LIMIT, SEND_BODY_LIMIT_TEXT, SEND_KEY_FORMAT, SendKey, Sink, SINK_ID_PATTERN, sinkIdOfSendKey } from '@tablemere/contracts';
 import type { Command } from 'commander';
 import { type Batch, checkBatchId, maxRowBytes, packBatches } from '../batches.ts';
 import { type CommandContext, sinkSegment } from '../context.ts';
@@ -58,7 +58,7 @@ Without --send-key-file the ingest URL is the API's (--api-url, $TABLEMERE_API_U
 
 Examples:
   tablemere sink send events_in batch.json --send-key-file ~/events-sink.json
-  producer | TABLEMERE_SEND_KEY=al_send_... tablemere sink send - --batch-id 2026-09-21T12`,
+  producer | TABLEMERE_SEND_KEY=tm_send_... tablemere sink send - --batch-id 2026-09-21T12`,
     )
     .action(async (first: string | undefined, second: string | undefined, options: Options, command: Command) => {
       const [ref, input] = second === undefined ? [undefined, first] : [first, second];
@@ -169,7 +169,7 @@ export async function sendTarget(ref: string | undefined, options: Options, comm
   const key = options.sendKey ?? context.env.TABLEMERE_SEND_KEY?.trim();
   if (!key) throw usageError('no send key: pass --send-key-file FILE (written by sink create --save), or --send-key KEY, or set TABLEMERE_SEND_KEY');
   const where = options.sendKey === undefined ? 'TABLEMERE_SEND_KEY' : '--send-key';
-  if (!SendKey.safeParse(key).success) throw usageError(`${where}: not a send key (al_send_<12 hex>_<43 characters>)`);
+  if (!SendKey.safeParse(key).success) throw usageError(`${where}: not a send key (${SEND_KEY_FORMAT})`);
   const sinkId = sinkIdOfSendKey(key)!;
   const ingestUrl = `${context.apiUrl(command)}/v1/sinks/${sinkId}`;
   if (ref !== undefined && ref !== sinkId) {

@@ -41,7 +41,7 @@ beforeEach(() => {
   received.length = 0;
 });
 
-const target = () => ({ ingestUrl, sendKey: `al_send_0123456789ab_${'A'.repeat(43)}` });
+const target = () => ({ ingestUrl, sendKey: `tm_send_0123456789ab_${'A'.repeat(43)}` });
 const rows = [{ x: 1, pad: 'aaaaaaaaaa' }, { x: 2, pad: 'bbbbbbbbbb' }, { x: 3, pad: 'cccccccccc' }];
 const waits: number[] = [];
 /** Each row is 26 bytes: a 40-byte limit puts one row in each batch, as 16 MiB does for large ones. */

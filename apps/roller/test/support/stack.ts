@@ -56,7 +56,7 @@ async function listen(app: FastifyInstance): Promise<string> {
  * The real API on two real ports (public and internal), a fresh migrated database with one
  * bootstrap project whose warehouse is the stack's catalog, and the stack's intake bucket.
  * `env` points it at another store and catalog than the running stack's; `sinksEnabled: false`
- * is AL_SINKS_ENABLED=false; `limits` the send route's backlog and in-flight caps.
+ * is TABLEMERE_SINKS_ENABLED=false; `limits` the send route's backlog and in-flight caps.
  */
 export async function startTestStack(
   options: { env?: Record<string, string>; sinksEnabled?: boolean; limits?: Pick<AppDeps, 'sinkBacklog' | 'sendInFlight'> } = {},

@@ -1,10 +1,11 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { type BatchIds, SEND_KEY_PATTERN } from '@tablemere/contracts';
+import { type BatchIds, SEND_KEY_PATTERN, SEND_KEY_PREFIX } from '@tablemere/contracts';
 import { queryOne, type Queryable } from '@tablemere/db';
 import { apiError, type ApiError } from '../../errors.ts';
 
 /**
- * Send keys: `al_send_<the sink id's 12 hex>_<32 random bytes, base64url>`. The sink row
+ * Send keys: `tm_send_<the sink id's 12 hex>_<32 random bytes, base64url>` (older keys: the
+ * deprecated `al_send_`, still accepted). The sink row
  * keeps only the SHA-256 of the whole key (and, for a while after a rotation, of the key
  * before it); the key is not a principal and opens exactly one route (POST
  * /v1/sinks/{sink_id}) of exactly one sink.
@@ -12,7 +13,7 @@ import { apiError, type ApiError } from '../../errors.ts';
 
 /** A new send key for the sink `sinkId` (`snk_<hex>`). */
 export function generateSendKey(sinkId: string): string {
-  return `al_send_${sinkId.slice('snk_'.length)}_${randomBytes(32).toString('base64url')}`;
+  return `${SEND_KEY_PREFIX}${sinkId.slice('snk_'.length)}_${randomBytes(32).toString('base64url')}`;
 }
 
 /** A new sink id and its send key. */

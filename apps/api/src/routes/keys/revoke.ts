@@ -16,7 +16,7 @@ export function revokeKey(app: FastifyInstance, deps: RouteDeps): void {
         id: 'revokeKey', tag: 'keys', summary: 'Revoke an API key',
         description: "It stops working at once. The project's last admin key cannot be revoked.",
         params: Params,
-        paramDescriptions: { id: "The key's id (the 12 hex digits after al_key_)" },
+        paramDescriptions: { id: "The key's id (the 12 hex digits after tm_key_)" },
         answers: { 200: { description: 'The revoked key', schema: RevokedKey } },
         errors: ['key_not_found', 'last_admin_key'],
       },

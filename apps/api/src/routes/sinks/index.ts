@@ -32,7 +32,7 @@ const LARGE_BODY_BYTES = 1024 * 1024;
 
 /**
  * Every /v1/sinks route, and the status page over them. With sinks disabled
- * (AL_SINKS_ENABLED=false) none is registered, so each answers 404 not_found like any unknown route.
+ * (TABLEMERE_SINKS_ENABLED=false) none is registered, so each answers 404 not_found like any unknown route.
  */
 export function sinkRoutes(app: FastifyInstance, deps: RouteDeps): void {
   if (!deps.sinksEnabled) return;

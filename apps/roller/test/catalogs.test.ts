@@ -1,14 +1,17 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { Warehouse } from '@tablemere/contracts';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { FaultyProxy } from '../../../packages/iceberg/test/faulty-proxy.ts';
-import { stackEnv } from '../../../tests/support/stack.ts';
+import { dropNamespaces, stackCatalog, stackEnv } from '../../../tests/support/stack.ts';
+import { runCli as runTablemere } from '../../cli/test/support/run-cli.ts';
 import { createSink, createTable, getSink, send } from './support/api.ts';
 import { expireLease, intakeBatches, readBoth, rejectsOf } from './support/expect.ts';
-import { otherWriter, overwriteTable } from './support/readers.ts';
+import { otherWriter, overwriteTable, pyicebergRows } from './support/readers.ts';
 import { runCli, summaries } from './support/roller.ts';
 import { startProxiedStack } from './support/proxied-stack.ts';
-import { suffix, type TestStack } from './support/stack.ts';
+import { startTestStack, suffix, type TestStack } from './support/stack.ts';
 
 /**
  * The catalog matrix: the same sink, end to end, on SeaweedFS's catalog, Iceberg's reference
@@ -153,5 +156,73 @@ describe.each(CATALOGS)('a sink on the %s catalog', (name) => {
       expect(await intakeBatches(stack, sink.id)).toEqual([]);
     }
     expect((await readBoth(stack, ns, 'events')).map((r) => [r.x, r.who])).toEqual([[-1, 'overwrite']]);
+  });
+});
+
+/**
+ * An owner registering their own catalog with the CLI alone: the real `tablemere` binary adds the
+ * reference catalog as a second warehouse beside the stack's, shows it, creates a sink (and its
+ * table) on it and sends rows; the roller rolls them and PyIceberg reads them from that catalog.
+ */
+describe('tablemere warehouse add: the reference catalog as a second warehouse', () => {
+  let stack: TestStack;
+  const ns = `cat_cli_${suffix()}`;
+  const work = mkdtempSync(path.join(tmpdir(), 'tablemere-catalogs-cli-'));
+
+  beforeAll(async () => {
+    stack = await startTestStack();
+  });
+
+  afterAll(async () => {
+    await dropNamespaces(await stackCatalog(catalogEnv('reference')), [ns]);
+    await stack?.stop();
+    rmSync(work, { recursive: true, force: true });
+  });
+
+  /** The real CLI as the project's admin, with `env` added. */
+  async function tablemere(args: string[], env: Record<string, string> = {}, input?: string) {
+    const run = await runTablemere(args, { env: { TABLEMERE_API_URL: stack.apiUrl, TABLEMERE_API_KEY: stack.adminKey, ...env }, ...(input === undefined ? {} : { input }) });
+    expect({ args: args.slice(0, 2), code: run.code, stderr: run.stderr }).toEqual({ args: args.slice(0, 2), code: 0, stderr: '' });
+    return run.stdout;
+  }
+
+  it('registers it, gets it, creates a sink on it, and the rows sent roll into it for PyIceberg', async () => {
+    const reference = catalogEnv('reference');
+    const added = await tablemere(
+      [
+        'warehouse', 'add', 'reference',
+        '--catalog-uri', reference.ICEBERG_REST_URI!, '--warehouse', reference.ICEBERG_WAREHOUSE!,
+        '--auth', 'oauth2', '--client-id', reference.AWS_ACCESS_KEY_ID!,
+        '--s3-endpoint', reference.AWS_ENDPOINT_URL!, '--region', reference.AWS_REGION!, '--access-key-id', reference.AWS_ACCESS_KEY_ID!,
+      ],
+      { TABLEMERE_CATALOG_CLIENT_SECRET: reference.AWS_SECRET_ACCESS_KEY!, TABLEMERE_S3_SECRET_ACCESS_KEY: reference.AWS_SECRET_ACCESS_KEY! },
+    );
+    expect(added).toMatch(/^registered warehouse reference \(/);
+    expect(added).not.toContain(reference.AWS_SECRET_ACCESS_KEY!);
+
+    const got = Warehouse.parse(JSON.parse(await tablemere(['warehouse', 'get', 'reference', '--json'])));
+    expect(got).toMatchObject({ name: 'reference', rest_uri: reference.ICEBERG_REST_URI, warehouse: reference.ICEBERG_WAREHOUSE, auth: { type: 'oauth2' } });
+    expect((await tablemere(['warehouse', 'list'])).trimEnd().split('\n').slice(1).map((line) => line.split(/\s+/)[0])).toEqual([stack.warehouse, 'reference']);
+
+    const keyFile = path.join(work, 'sink.json');
+    const created = await tablemere(['sink', 'create', 'reference', '--table', `${ns}.events`, '--name', `ref_${suffix()}`, '--column', 'x:long:required', '--column', 'who:string', '--save', keyFile]);
+    expect(created).toContain(`for ${ns}.events in warehouse reference\n`);
+    const { sink_id: sinkId, send_key: sendKey } = JSON.parse(readFileSync(keyFile, 'utf8')) as { sink_id: string; send_key: string };
+
+    // The key file's ingest URL names the test API's public URL (no port): the key and the API URL instead.
+    const sent = await tablemere(['sink', 'send', '-', '--batch-id', 'b-1'], { TABLEMERE_SEND_KEY: sendKey }, '{"x": 1, "who": "north"}\n{"x": 2}\n');
+    expect(sent).toMatch(/2 accepted/);
+
+    const run = await runCli(['roll', sinkId], stack.rollerEnv());
+    expect(run.code, run.stderr).toBe(0);
+    expect(summaries(run)[0]).toMatchObject({ outcome: 'committed', batches: 1, rows: 2 });
+
+    const rows = await pyicebergRows(ns, 'events', reference);
+    expect(rows.map((r) => [Number(r.x), r.who]).sort()).toEqual([
+      [1, 'north'],
+      [2, null],
+    ]);
+    // Not in the stack's own catalog: the sink wrote where the CLI registered.
+    expect(await (await stackCatalog(stackEnv())).listTables(ns).catch(() => [])).toEqual([]);
   });
 });

@@ -18,8 +18,13 @@
  * `restamp`); it also prints the data files per partition and, for one day, the files a scan
  * filtered on that day plans (PyIceberg plan_files) against the files the day holds.
  *
+ * With --schema-changes N the owner changes both tables' schemas N times, evenly over the rolls
+ * (see schema-changes.ts: columns added at the top and nested, a rename, int → long and float →
+ * double, a drop), and the rows follow; at the end PyIceberg, DuckDB and Spark each read both
+ * tables, every row checked by the rules and against the twin's, value for value.
+ *
  *   npm run bench:upkeep [-- --rolls 1440 --every 60 --repeats 3 --rows 2,4,10,30,100,400,2000]
- *   npm run bench:upkeep -- --partitioned [--days 3 --rows 2,3,5,8]
+ *   npm run bench:upkeep -- --partitioned [--days 3 --rows 2,3,5,8] [--schema-changes 6]
  */
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
@@ -41,7 +46,7 @@ import {
   type TableIdent,
   writeDataFile,
 } from '@tablemere/iceberg';
-import { BATCH_CONTENT_TYPE, BATCH_METADATA, batchKey, type ObjectStore } from '@tablemere/store';
+import { BATCH_CONTENT_TYPE, BATCH_METADATA, encodeSegment, type ObjectStore, SEGMENT_CONTENT_TYPE } from '@tablemere/store';
 import { createLogger } from '../../apps/roller/src/log.ts';
 import { loadConfig } from '../../apps/roller/src/config.ts';
 import { createRollDeps } from '../../apps/roller/src/deps.ts';
@@ -50,9 +55,12 @@ import { firstRollChange } from '../../apps/roller/src/roll/first-roll.ts';
 import { INGEST_TS } from '../../apps/roller/src/roll/validate.ts';
 import { rollSink, upkeepSink } from '../../apps/roller/src/run-sink.ts';
 import { createSink, createTable, send } from '../../apps/roller/test/support/api.ts';
+import { duckdbRows, pyicebergRows, type Row, spark } from '../../apps/roller/test/support/readers.ts';
 import { startTestStack, suffix, type TestStack } from '../../apps/roller/test/support/stack.ts';
 import { storeOptions } from '../../packages/iceberg/test/support.ts';
+import { storedBatch, storedBatches } from '../../tests/support/intake.ts';
 import { repoRoot } from '../../tests/support/stack.ts';
+import { changeRolls, makeSchemaChange, ruleErrors, shapeRow } from './schema-changes.ts';
 import { batchBody, COLUMNS } from './sensor-rows.ts';
 
 const { values: args } = parseArgs({
@@ -65,6 +73,8 @@ const { values: args } = parseArgs({
     /** Both tables partitioned by day(__ingest_ts), received times spread over --days. */
     partitioned: { type: 'boolean', default: false },
     days: { type: 'string', default: '3' },
+    /** The owner's schema changes, spread over the rolls (see schema-changes.ts). */
+    'schema-changes': { type: 'string', default: '0' },
   },
 });
 const PARTITIONED = args.partitioned;
@@ -75,6 +85,8 @@ const ROLLS = Number(args.rolls);
 const EVERY = Number(args.every);
 const CHECKPOINTS = [20, 200, 720, ROLLS].filter((n, i, all) => n <= ROLLS && all.indexOf(n) === i);
 /** Rows per roll, in turn: by default a few to a few thousand, ~364 on average. */
+/** After which rolls the schema changes are made. */
+const CHANGE_ROLLS = changeRolls(Number(args['schema-changes']), ROLLS);
 const ROWS = (args.rows ?? (PARTITIONED ? '2,3,5,8' : '2,4,10,30,100,400,2000')).split(',').map(Number);
 
 interface Shape {
@@ -121,12 +133,16 @@ async function run(stack: TestStack): Promise<void> {
   const orphanMs: number[] = [];
   let seq = 0;
   let sinceUpkeep = 0;
+  /** The schema changes made before each row (by seq) was sent. */
+  const appliedBySeq = new Map<number, number>();
   const started = Date.now();
   try {
     for (let roll = 1; roll <= ROLLS; roll++) {
       const rows = ROWS[roll % ROWS.length]!;
-      const { body } = batchBody(seq, rows * 200 + 200);
+      const applied = CHANGE_ROLLS.filter((r) => r < roll).length;
+      const body = JSON.stringify((JSON.parse(batchBody(seq, rows * 200 + 200).body) as Array<Record<string, unknown>>).map((row) => shapeRow(row, applied)));
       const sent = await send(stack, sink, `b-${roll}`, body);
+      for (let i = 0; i < sent.accepted; i++) appliedBySeq.set(seq + i, applied);
       seq += sent.accepted;
       const receivedAt = PARTITIONED ? await restamp(deps, sink, `b-${roll}`, spreadReceived(roll)) : sent.received_at;
       const summary = await rollSink(deps, await internalSink(deps, sink), options);
@@ -134,6 +150,11 @@ async function run(stack: TestStack): Promise<void> {
       commitMs.push(summary.phases.commit ?? NaN);
       twinCommitMs.push(await twin.append(body, receivedAt));
       sinceUpkeep++;
+      for (const [k, at] of CHANGE_ROLLS.entries()) {
+        if (at !== roll) continue;
+        makeSchemaChange(k, [`${ns}.upkept`, `${ns}.twin`], stack.env);
+        await twin.reload();
+      }
       if (roll % EVERY === 0) {
         const upkept = await upkeepSink(deps, await internalSink(deps, sink), options);
         if (upkept.status !== 'upkept') throw new Error(`upkeep after roll ${roll} failed: ${JSON.stringify(upkept)}`);
@@ -150,6 +171,7 @@ async function run(stack: TestStack): Promise<void> {
   } finally {
     deps.close();
   }
+  if (CHANGE_ROLLS.length > 0) await checkReaders(appliedBySeq);
   const p50 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   const first = p50(commitMs.slice(0, 50));
   const last = p50(commitMs.slice(-50));
@@ -191,20 +213,28 @@ function spreadReceived(roll: number): Date {
 }
 
 /**
- * Stamps a batch the API stored as if the intake had received it at `at`: the object is written
- * again, unchanged, with `at` as its received metadata, which is what the roll sets
- * `__ingest_ts` from (the API takes the time from its database's clock, which a bench cannot
- * move). The ledger row keeps the real time; a forced roll does not read it.
+ * Stamps a batch the API stored as if the intake had received it at `at`: the object holding it
+ * (a segment, or a batch object of the layout before segments) is written again, its bytes
+ * unchanged, with `at` as the batch's received time, which is what the roll sets `__ingest_ts`
+ * from (the API takes the time from its database's clock, which a bench cannot move). The ledger
+ * row keeps the real time; a forced roll does not read it.
  */
 async function restamp(deps: ReturnType<typeof createRollDeps>, sink: CreatedSink, batchId: string, at: Date): Promise<string> {
   intakeStore ??= deps.intake(await internalSink(deps, sink));
   const intake = intakeStore;
-  const key = batchKey(sink.id, batchId);
-  const { head, body: stored } = await intake.get(key);
-  const chunks: Buffer[] = [];
-  for await (const chunk of stored) chunks.push(chunk as Buffer);
   const receivedAt = at.toISOString().replace('Z', '000Z');
-  await intake.put(key, Buffer.concat(chunks), { contentType: BATCH_CONTENT_TYPE, metadata: { ...head.metadata, [BATCH_METADATA.received]: receivedAt } });
+  const found = await storedBatch(intake, sink.id, batchId);
+  if (found.segment === undefined) {
+    await intake.put(found.key, found.bytes, { contentType: BATCH_CONTENT_TYPE, metadata: { ...found.metadata, [BATCH_METADATA.received]: receivedAt } });
+    return receivedAt;
+  }
+  const together = (await storedBatches(intake, sink.id)).filter((b) => b.key === found.key);
+  const segment = encodeSegment(
+    sink.id,
+    found.segment,
+    together.map((b) => ({ id: b.id, ndjson: b.bytes, lines: b.lines, received: b.id === batchId ? receivedAt : b.received })),
+  );
+  await intake.put(found.key, Buffer.concat(segment.parts), { contentType: SEGMENT_CONTENT_TYPE, metadata: found.metadata });
   return receivedAt;
 }
 
@@ -212,16 +242,23 @@ async function restamp(deps: ReturnType<typeof createRollDeps>, sink: CreatedSin
  * The twin: the same columns and `__ingest_ts` (and with --partitioned the same spec), manifest
  * merging off, appended as fast appends of one file per partition.
  */
-async function prepareTwin(stack: TestStack, ident: TableIdent): Promise<{ append(body: string, receivedAt: string): Promise<number> }> {
+async function prepareTwin(stack: TestStack, ident: TableIdent): Promise<{ append(body: string, receivedAt: string): Promise<number>; reload(): Promise<void> }> {
   const catalog = stack.catalog;
   let loaded: LoadTableResult = await catalog.loadTable(ident);
   const change = firstRollChange(loaded.metadata, PARTITION)!;
   loaded = await commitSchemaChange(catalog, ident, loaded.metadata, { ...change, setProperties: { ...change.setProperties, 'commit.manifest-merge.enabled': 'false' } });
-  const schema = schemaFromJson(currentSchema(loaded.metadata));
-  const spec = bindPartitionSpec(defaultPartitionSpec(loaded.metadata), schema);
-  const converter = compileRowConverter(schema, { injected: [INGEST_TS] });
   const io = s3FileIOForTable(loaded, storeOptions());
+  // Compiled again after each schema change (--schema-changes): the rows follow the new schema.
+  const compile = () => {
+    const schema = schemaFromJson(currentSchema(loaded.metadata));
+    return { schema, spec: bindPartitionSpec(defaultPartitionSpec(loaded.metadata), schema), converter: compileRowConverter(schema, { injected: [INGEST_TS] }) };
+  };
+  let { schema, spec, converter } = compile();
   return {
+    async reload() {
+      loaded = await catalog.loadTable(ident);
+      ({ schema, spec, converter } = compile());
+    },
     async append(body, receivedAt) {
       converter.setInjected(INGEST_TS, receivedAt);
       for (const row of JSON.parse(body) as unknown[]) {
@@ -306,7 +343,7 @@ async function reportPartitions(roll: number, loaded: LoadTableResult[]): Promis
   const [ours, twin] = await Promise.all(loaded.map(filesPerDay));
   const plans = dayPlans(day);
   const one = (label: string, perDay: Map<string, number>, plan: DayPlan) =>
-    `${label}: files per day ${[...perDay].map(([d, n]) => `${d} ${n}`).join(', ')}; a scan of ${day} plans ${plan.planned} of ${plan.files} files ` +
+    `${label}: files per day ${[...perDay].map(([d, n]) => `${d} ${n}`).join(', ')} (at most ${Math.max(...perDay.values())}); a scan of ${day} plans ${plan.planned} of ${plan.files} files ` +
     `(the day holds ${perDay.get(day) ?? 0}), ${plan.rows} rows, ${plan.seconds.toFixed(2)} s`;
   if (plans[0]!.rows !== plans[1]!.rows) throw new Error(`the scans of ${day} differ: ${plans[0]!.rows} rows upkept, ${plans[1]!.rows} in the twin`);
   const line = `[${roll} commits] ${one('upkept', ours!, plans[0]!)} | ${one('twin', twin!, plans[1]!)}`;
@@ -348,4 +385,46 @@ function dayPlans(day: string): DayPlan[] {
   if (run.status !== 0) throw new Error(`day_plan.py failed: ${run.stderr}`);
   const result = JSON.parse(run.stdout) as Record<string, DayPlan>;
   return names.map((name) => result[name]!);
+}
+
+/**
+ * --schema-changes: PyIceberg, DuckDB and Spark each read both tables whole; every row of the
+ * upkept table must hold by the rules (see `ruleErrors`) and equal the twin's row of its seq,
+ * value for value, and no row may be missing or doubled.
+ */
+async function checkReaders(appliedBySeq: Map<number, number>): Promise<void> {
+  const upkept = await stack.catalog.loadTable({ namespace: ns, name: 'upkept' });
+  const twinTable = await stack.catalog.loadTable({ namespace: ns, name: 'twin' });
+  const sparked = await spark([
+    { mode: 'rows', namespace: ns, table: 'upkept' },
+    { mode: 'rows', namespace: ns, table: 'twin' },
+  ], stack.env);
+  const readers: Array<[string, Row[], Row[]]> = [
+    ['PyIceberg', await pyicebergRows(ns, 'upkept', stack.env), await pyicebergRows(ns, 'twin', stack.env)],
+    ['DuckDB', await duckdbRows(upkept.metadataLocation!, stack.env), await duckdbRows(twinTable.metadataLocation!, stack.env)],
+    ['Spark', sparked[0]!.rows!, sparked[1]!.rows!],
+  ];
+  const changes = CHANGE_ROLLS.length;
+  const text = (row: Row) => JSON.stringify(row, (_, v: unknown) => (typeof v === 'bigint' ? String(v) : v));
+  const results: string[] = [];
+  for (const [reader, ours, theirs] of readers) {
+    const bySeq = (rows: Row[]) => new Map(rows.map((row) => [Number(row['seq']), row]));
+    const [mine, twins] = [bySeq(ours), bySeq(theirs)];
+    const errors: string[] = [];
+    if (ours.length !== appliedBySeq.size || mine.size !== appliedBySeq.size) errors.push(`${ours.length} rows (${mine.size} seqs), ${appliedBySeq.size} sent`);
+    for (const [seq, applied] of appliedBySeq) {
+      const row = mine.get(seq);
+      if (row === undefined) {
+        errors.push(`seq ${seq} missing`);
+        continue;
+      }
+      errors.push(...ruleErrors(row, applied, changes));
+      if (text(row) !== text(twins.get(seq) ?? {})) errors.push(`seq ${seq} differs from the twin: ${text(row)} vs ${text(twins.get(seq) ?? {})}`);
+    }
+    if (errors.length > 0) throw new Error(`${reader} read the tables wrong (${errors.length} errors): ${errors.slice(0, 5).join('; ')}`);
+    results.push(`${reader} ${ours.length}`);
+  }
+  const line = `after ${changes} schema changes (at rolls ${CHANGE_ROLLS.join(', ')}), every row and value read exactly and as the twin's: ${results.join(', ')} rows`;
+  console.log(line);
+  lines.push(`${today} bench:upkeep${PARTITIONED ? ' --partitioned' : ''} --schema-changes ${changes} ${line}`);
 }

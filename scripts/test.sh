@@ -47,8 +47,9 @@ phase 3 vitest
 # The files whose tests race another writer's commits run afterwards, alone: on two cores a heavy
 # file beside them (a second stack, a 1,000-batch roll) can slow every commit attempt past the
 # rival's next commit, and the roll then loses every race it is meant to win eventually. The faults
-# drill (a stack of its own under 16 producers) runs alone too: its timings are what it asserts.
-alone=(apps/roller/test/concurrency.test.ts apps/roller/test/upkeep.test.ts tests/faults.test.ts)
+# drill (a stack of its own under 16 producers) and the multi-host phase (namespaces, a link cut
+# mid-roll) run alone too: their timings are what they assert.
+alone=(apps/roller/test/concurrency.test.ts apps/roller/test/upkeep.test.ts tests/faults.test.ts tests/multi-host.test.ts)
 v_passed=0 v_failed=0 vitest_status=0
 run_vitest() {
   local report status passed failed

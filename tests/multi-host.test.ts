@@ -145,7 +145,8 @@ describe('two APIs and a roller on hosts of their own', () => {
       body: JSON.stringify({ rest_uri: stack.ICEBERG_REST_URI!.replace('127.0.0.1', ROOT), s3: { endpoint: stack.AWS_ENDPOINT_URL!.replace('127.0.0.1', ROOT) } }),
     });
     expect(moved.status, await moved.clone().text()).toBe(200);
-    const created = await fetch(`${api('api1')}/v1/sinks`, { method: 'POST', headers: admin, body: sinkBody });
+    // Through api2, whose answers still name the one public URL (api1's here), not its own address.
+    const created = await fetch(`${api('api2')}/v1/sinks`, { method: 'POST', headers: admin, body: sinkBody });
     expect(created.status, await created.clone().text()).toBe(201);
     const sink = (await created.json()) as { id: string; send_key: string; ingest_url: string };
     expect(sink.ingest_url).toBe(`${api('api1')}/v1/sinks/${sink.id}`);

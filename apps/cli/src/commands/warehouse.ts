@@ -64,7 +64,7 @@ function addWarehouseAdd(warehouse: Command, context: CommandContext): void {
     .requiredOption('--catalog-uri <url>', "the catalog's REST URI, e.g. https://catalog.example.com/api/catalog")
     .requiredOption('--warehouse <warehouse>', 'what the catalog calls the warehouse, e.g. s3://warehouse or a catalog name')
     .requiredOption('--auth <type>', `how tablemere authenticates to the catalog: ${CATALOG_AUTH_TYPES.join(', ')}`)
-    .option('--client-id <id>', 'oauth2: the client id (secret: $TABLEMERE_CATALOG_CLIENT_SECRET or --client-secret-file)')
+    .option('--client-id <id>', 'oauth2: the client id, else $TABLEMERE_CATALOG_CLIENT_ID (secret: $TABLEMERE_CATALOG_CLIENT_SECRET or --client-secret-file)')
     .option('--client-secret-file <file>', 'oauth2: read the client secret from this file ("-" for standard input)')
     .option('--scope <scope>', 'oauth2: the scope to ask for (default: the catalog\'s)')
     .option('--token-file <file>', 'bearer: read the token from this file ("-" for standard input); else $TABLEMERE_CATALOG_TOKEN')

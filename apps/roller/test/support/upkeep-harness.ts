@@ -58,13 +58,15 @@ export class UpkeepTable {
   /**
    * `count` rolls of one batch each (2 rows, `who` set on one and not the other, one more row
    * rejected): the roller's pipeline in this process, as the service runs it (the operator
-   * command's own process costs seconds a roll; crash.test.ts covers it).
+   * command's own process costs seconds a roll; crash.test.ts covers it). `fields` gives both
+   * rows more fields, by their x (a producer sending new fields).
    */
-  async roll(count: number): Promise<void> {
+  async roll(count: number, fields: (x: number) => Record<string, unknown> = () => ({})): Promise<void> {
     const options = { rollerId: 'upkeep-test', leaseSeconds: 300, stop: new AbortController().signal };
     for (let i = 0; i < count; i++) {
-      const rows = [{ x: this.nextX++, who: 'sink' }, { x: this.nextX++ }, { who: 'no x: rejected' }];
-      this.sentX.push(rows[0]!.x!, rows[1]!.x!);
+      const [a, b] = [this.nextX++, this.nextX++];
+      const rows = [{ ...fields(a), x: a, who: 'sink' }, { ...fields(b), x: b }, { who: 'no x: rejected' }];
+      this.sentX.push(a, b);
       await send(this.stack, this.sink, `b-${++this.rolls}`, rows);
       const listed = (await this.deps.api.listSinks()).sinks.find((s) => s.id === this.sink.id)!;
       expect(await rollSink(this.deps, listed, options)).toMatchObject({ status: 'rolled', outcome: 'committed' });

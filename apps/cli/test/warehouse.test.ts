@@ -7,7 +7,7 @@ import { stackEnv } from '../../../tests/support/stack.ts';
 import { startTestApi, type TestApi } from './support/api.ts';
 import { type CliRun, runCli } from './support/run-cli.ts';
 
-/** `tablemere warehouse add|list|get` against the real API, registering the stack's own catalog again under other names. */
+/** `tablemere warehouse add|list|get|update` against the real API, registering the stack's own catalog again under other names. */
 
 const work = mkdtempSync(path.join(tmpdir(), 'tablemere-cli-warehouse-'));
 const stack = stackEnv();
@@ -140,6 +140,25 @@ describe('tablemere warehouse list and get', () => {
     expect(json).toEqual(listed.find((w) => w.name === 'pond'));
     failed(seen(await tablemere(['warehouse', 'get', 'nowhere'])), 1, /^error: warehouse_not_found: /);
     failed(seen(await tablemere(['warehouse', 'get', 'Bad Name'])), 2, /^error: warehouse 'Bad Name': /);
+  });
+
+  it('update moves a warehouse: only what is given changes, a new auth whole, refusals before the API', async () => {
+    const moved = ok(seen(await tablemere(['warehouse', 'update', 'pond', '--catalog-uri', 'http://10.0.3.5:8181', '--s3-endpoint', 'http://10.0.3.5:8333'])));
+    expect(moved.stdout).toMatch(/^updated warehouse pond \([0-9a-f-]{36}\)\n/);
+    const after = Warehouse.parse(JSON.parse(ok(await tablemere(['warehouse', 'get', 'pond', '--json'])).stdout));
+    expect(after).toMatchObject({ rest_uri: 'http://10.0.3.5:8181', warehouse: stack.ICEBERG_WAREHOUSE, auth: { type: 'bearer' }, s3: { endpoint: 'http://10.0.3.5:8333', region: stack.AWS_REGION } });
+    const back = JSON.parse(ok(seen(await tablemere(
+      ['warehouse', 'update', 'pond', '--catalog-uri', stack.ICEBERG_REST_URI!, '--s3-endpoint', stack.AWS_ENDPOINT_URL!, '--auth', 'oauth2', '--client-id', stack.AWS_ACCESS_KEY_ID!, '--client-secret-file', '-', '--json'],
+      {},
+      `${stack.AWS_SECRET_ACCESS_KEY}\n`,
+    ))).stdout);
+    expect(Warehouse.parse(back)).toMatchObject({ rest_uri: stack.ICEBERG_REST_URI, auth: { type: 'oauth2' } });
+    // The catalog answers with the new auth: its tables list again.
+    ok(await tablemere(['table', 'list', 'pond']));
+    failed(seen(await tablemere(['warehouse', 'update', 'pond'])), 2, /^error: nothing to change: /);
+    failed(seen(await tablemere(['warehouse', 'update', 'pond', '--client-id', 'c'])), 2, /^error: --client-id needs --auth: the catalog auth is replaced whole$/);
+    failed(seen(await tablemere(['warehouse', 'update', 'pond', '--access-key-id', 'k'])), 2, /^error: --access-key-id needs its secret: /);
+    failed(seen(await tablemere(['warehouse', 'update', 'nowhere', '--warehouse', 'w'])), 1, /^error: warehouse_not_found: /);
   });
 
   it('every command taking a warehouse calls it <warehouse>, and nothing printed a secret', async () => {

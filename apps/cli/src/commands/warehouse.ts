@@ -4,6 +4,7 @@ import {
   type CatalogAuthInput,
   CatalogAuthType,
   CreateWarehouseRequest,
+  UpdateWarehouseRequest,
   Warehouse,
   WarehouseList,
 } from '@tablemere/contracts';
@@ -13,8 +14,8 @@ import { CliError, usageError } from '../errors.ts';
 import { columns } from '../output.ts';
 
 /**
- * `tablemere warehouse add|list|get`: an owner registers their own Iceberg REST catalog and
- * bucket (POST /v1/warehouses) without a raw HTTP call. Secrets never come from the command
+ * `tablemere warehouse add|list|get|update`: an owner registers their own Iceberg REST catalog and
+ * bucket (POST /v1/warehouses), or moves one (PATCH), without a raw HTTP call. Secrets never come from the command
  * line: each is read from an environment variable or a file (`-` for standard input).
  */
 export function addWarehouse(program: Command, context: CommandContext): Command {
@@ -24,13 +25,14 @@ export function addWarehouse(program: Command, context: CommandContext): Command
   addWarehouseAdd(warehouse, context);
   addWarehouseList(warehouse, context);
   addWarehouseGet(warehouse, context);
+  addWarehouseUpdate(warehouse, context);
   return warehouse;
 }
 
 interface AddOptions {
-  catalogUri: string;
-  warehouse: string;
-  auth: string;
+  catalogUri?: string;
+  warehouse?: string;
+  auth?: string;
   clientId?: string;
   clientSecretFile?: string;
   scope?: string;
@@ -39,8 +41,8 @@ interface AddOptions {
   catalogSecretAccessKeyFile?: string;
   catalogRegion?: string;
   catalogService?: string;
-  s3Endpoint: string;
-  region: string;
+  s3Endpoint?: string;
+  region?: string;
   accessKeyId?: string;
   secretAccessKeyFile?: string;
   sinkBucket?: string;
@@ -128,6 +130,44 @@ function addWarehouseGet(warehouse: Command, context: CommandContext): void {
     });
 }
 
+function addWarehouseUpdate(warehouse: Command, context: CommandContext): void {
+  warehouse
+    .command('update')
+    .description("change a warehouse's catalog URI, warehouse, catalog auth (replaced whole) or S3 endpoint, region and keys (admin key); audited")
+    .argument('<warehouse>', 'the warehouse name')
+    .option('--catalog-uri <url>', "the catalog's new REST URI")
+    .option('--warehouse <warehouse>', 'what the catalog calls the warehouse')
+    .option('--auth <type>', `a new catalog auth, with its flags as for \`warehouse add\`: ${CATALOG_AUTH_TYPES.join(', ')}`)
+    .option('--client-id <id>', 'oauth2: the client id, else $TABLEMERE_CATALOG_CLIENT_ID (secret: $TABLEMERE_CATALOG_CLIENT_SECRET or --client-secret-file)')
+    .option('--client-secret-file <file>', 'oauth2: read the client secret from this file ("-" for standard input)')
+    .option('--scope <scope>', 'oauth2: the scope to ask for')
+    .option('--token-file <file>', 'bearer: read the token from this file ("-" for standard input); else $TABLEMERE_CATALOG_TOKEN')
+    .option('--catalog-access-key-id <id>', 'sigv4: the access key id (secret: $TABLEMERE_CATALOG_SECRET_ACCESS_KEY or --catalog-secret-access-key-file)')
+    .option('--catalog-secret-access-key-file <file>', 'sigv4: read the secret access key from this file ("-" for standard input)')
+    .option('--catalog-region <region>', 'sigv4: the region signed for (default: --region)')
+    .option('--catalog-service <name>', 'sigv4: the service signed for')
+    .option('--s3-endpoint <url>', "the bucket's new S3 endpoint")
+    .option('--region <region>', "the bucket's region")
+    .option('--access-key-id <id>', "S3: a new access key id of the warehouse's own (secret: $TABLEMERE_S3_SECRET_ACCESS_KEY or --secret-access-key-file)")
+    .option('--secret-access-key-file <file>', 'S3: read the secret access key from this file ("-" for standard input)')
+    .option('--json', "print the API's JSON answer")
+    .addHelpText(
+      'after',
+      `
+Only what is given changes; the name and the sink bucket stay. Rollers use the change from their
+next tick, other API processes within a minute.
+
+Example (a catalog registered at an address only one host could reach):
+  tablemere warehouse update garden --catalog-uri http://10.0.3.5:8181 --s3-endpoint http://10.0.3.5:8333`,
+    )
+    .action(async (name: string, options: AddOptions, command: Command) => {
+      const request = await updateRequest(name, options, context);
+      const answer = await context.api(command).patch(`/v1/warehouses/${warehouseSegment(name)}`, request, Warehouse);
+      if (options.json) context.out.json(answer.body);
+      else context.out.lines(warehouseLines(answer.value, `updated warehouse ${answer.value.name} (${answer.value.id})`));
+    });
+}
+
 /** The flags of an auth type other than the one chosen are a mistake worth naming. */
 const AUTH_FLAGS: Readonly<Record<CatalogAuthType, readonly (keyof AddOptions)[]>> = {
   oauth2: ['clientId', 'clientSecretFile', 'scope'],
@@ -137,8 +177,8 @@ const AUTH_FLAGS: Readonly<Record<CatalogAuthType, readonly (keyof AddOptions)[]
 };
 const flagOf = (option: string): string => `--${option.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
 
-async function addRequest(name: string, options: AddOptions, context: CommandContext): Promise<CreateWarehouseRequest> {
-  warehouseSegment(name);
+/** The catalog auth `--auth` names, its secrets read; the flags of other auth types refused. */
+async function authInput(options: AddOptions, secrets: Secrets): Promise<CatalogAuthInput> {
   const type = CatalogAuthType.safeParse(options.auth);
   if (!type.success) throw usageError(`--auth '${options.auth}': give one of ${CATALOG_AUTH_TYPES.join(', ')}`);
   for (const [other, flags] of Object.entries(AUTH_FLAGS)) {
@@ -146,44 +186,60 @@ async function addRequest(name: string, options: AddOptions, context: CommandCon
     const given = flags.find((flag) => options[flag] !== undefined);
     if (given) throw usageError(`${flagOf(given)} is for --auth ${other}, not --auth ${type.data}`);
   }
-  const files = Object.values(SECRETS).filter((s) => options[s.option] === '-');
-  if (files.length > 1) throw usageError(`${files.map((s) => s.flag).join(' and ')}: only one secret can come from standard input`);
-
-  const secrets = new Secrets(options, context);
-  let auth: CatalogAuthInput;
   switch (type.data) {
     case 'oauth2': {
-      const clientId = options.clientId ?? context.env.TABLEMERE_CATALOG_CLIENT_ID?.trim();
+      const clientId = options.clientId ?? secrets.env.TABLEMERE_CATALOG_CLIENT_ID?.trim();
       if (!clientId) throw usageError('--auth oauth2 needs --client-id (or $TABLEMERE_CATALOG_CLIENT_ID)');
-      auth = { type: 'oauth2', client_id: clientId, client_secret: await secrets.required('clientSecret', '--auth oauth2'), ...(options.scope ? { scope: options.scope } : {}) };
-      break;
+      return { type: 'oauth2', client_id: clientId, client_secret: await secrets.required('clientSecret', '--auth oauth2'), ...(options.scope ? { scope: options.scope } : {}) };
     }
     case 'sigv4': {
       if (!options.catalogAccessKeyId) throw usageError('--auth sigv4 needs --catalog-access-key-id');
-      auth = {
+      const region = options.catalogRegion ?? options.region;
+      if (!region) throw usageError('--auth sigv4 needs --catalog-region (or --region)');
+      return {
         type: 'sigv4',
         access_key_id: options.catalogAccessKeyId,
         secret_access_key: await secrets.required('catalogSecretAccessKey', '--auth sigv4'),
-        region: options.catalogRegion ?? options.region,
+        region,
         ...(options.catalogService ? { service: options.catalogService } : {}),
       };
-      break;
     }
     case 'bearer':
-      auth = { type: 'bearer', token: await secrets.required('token', '--auth bearer') };
-      break;
+      return { type: 'bearer', token: await secrets.required('token', '--auth bearer') };
     case 'none':
-      auth = { type: 'none' };
-      break;
+      return { type: 'none' };
   }
+}
 
+/** The warehouse's own S3 key pair, when `--access-key-id` is given (its secret from the env or a file). */
+async function s3Keys(options: AddOptions, secrets: Secrets): Promise<{ access_key_id: string; secret_access_key: string } | undefined> {
   const s3Secret = await secrets.optional('s3SecretAccessKey');
   if (options.accessKeyId === undefined && s3Secret !== undefined && options.secretAccessKeyFile !== undefined) {
     throw usageError('--secret-access-key-file needs --access-key-id');
   }
-  if (options.accessKeyId !== undefined && s3Secret === undefined) {
-    throw usageError(`--access-key-id needs its secret: set $${SECRETS.s3SecretAccessKey.env} or pass ${SECRETS.s3SecretAccessKey.flag} FILE`);
-  }
+  if (options.accessKeyId === undefined) return undefined;
+  if (s3Secret === undefined) throw usageError(`--access-key-id needs its secret: set $${SECRETS.s3SecretAccessKey.env} or pass ${SECRETS.s3SecretAccessKey.flag} FILE`);
+  return { access_key_id: options.accessKeyId, secret_access_key: s3Secret };
+}
+
+function oneStdinSecret(options: AddOptions): void {
+  const files = Object.values(SECRETS).filter((s) => options[s.option] === '-');
+  if (files.length > 1) throw usageError(`${files.map((s) => s.flag).join(' and ')}: only one secret can come from standard input`);
+}
+
+/** A request that failed its contract, as the flag its problem came from; never echoing a value (it may be a secret). */
+function flagProblem(error: { issues: ReadonlyArray<{ path: readonly PropertyKey[]; message: string }> }, command: string): CliError {
+  const issue = error.issues[0];
+  const path = (issue?.path ?? []).map(String).join('.');
+  return usageError(`${FIELD_FLAGS[path] ?? (path || command)}: ${issue?.message ?? 'invalid'}`);
+}
+
+async function addRequest(name: string, options: AddOptions, context: CommandContext): Promise<CreateWarehouseRequest> {
+  warehouseSegment(name);
+  oneStdinSecret(options);
+  const secrets = new Secrets(options, context);
+  const auth = await authInput(options, secrets);
+  const keys = await s3Keys(options, secrets);
   const body = {
     name,
     rest_uri: options.catalogUri,
@@ -192,16 +248,36 @@ async function addRequest(name: string, options: AddOptions, context: CommandCon
     s3: {
       endpoint: options.s3Endpoint,
       region: options.region,
-      ...(options.accessKeyId !== undefined ? { access_key_id: options.accessKeyId, secret_access_key: s3Secret } : {}),
+      ...(keys ?? {}),
       ...(options.sinkBucket !== undefined ? { sink_bucket: options.sinkBucket } : {}),
     },
   };
   const request = CreateWarehouseRequest.safeParse(body);
   if (request.success) return request.data;
-  // Name the flag the problem came from; never echo a value (it may be a secret).
-  const issue = request.error.issues[0];
-  const path = (issue?.path ?? []).map(String).join('.');
-  throw usageError(`${FIELD_FLAGS[path] ?? (path || 'warehouse add')}: ${issue?.message ?? 'invalid'}`);
+  throw flagProblem(request.error, 'warehouse add');
+}
+
+async function updateRequest(name: string, options: AddOptions, context: CommandContext): Promise<UpdateWarehouseRequest> {
+  warehouseSegment(name);
+  oneStdinSecret(options);
+  const secrets = new Secrets(options, context);
+  if (options.auth === undefined) {
+    const stray = Object.values(AUTH_FLAGS).flat().find((flag) => options[flag] !== undefined);
+    if (stray) throw usageError(`${flagOf(stray)} needs --auth: the catalog auth is replaced whole`);
+  }
+  const auth = options.auth === undefined ? undefined : await authInput(options, secrets);
+  const keys = await s3Keys(options, secrets);
+  const s3 = { ...(options.s3Endpoint !== undefined ? { endpoint: options.s3Endpoint } : {}), ...(options.region !== undefined ? { region: options.region } : {}), ...(keys ?? {}) };
+  const body = {
+    ...(options.catalogUri !== undefined ? { rest_uri: options.catalogUri } : {}),
+    ...(options.warehouse !== undefined ? { warehouse: options.warehouse } : {}),
+    ...(auth !== undefined ? { auth } : {}),
+    ...(Object.keys(s3).length > 0 ? { s3 } : {}),
+  };
+  if (Object.keys(body).length === 0) throw usageError('nothing to change: give --catalog-uri, --warehouse, --auth, --s3-endpoint, --region or --access-key-id');
+  const request = UpdateWarehouseRequest.safeParse(body);
+  if (request.success) return request.data;
+  throw flagProblem(request.error, 'warehouse update');
 }
 
 const FIELD_FLAGS: Readonly<Record<string, string>> = {
@@ -229,6 +305,10 @@ class Secrets {
     private readonly options: AddOptions,
     private readonly context: CommandContext,
   ) {}
+
+  get env(): Record<string, string | undefined> {
+    return this.context.env;
+  }
 
   async optional(name: SecretName): Promise<string | undefined> {
     const { env, flag, option } = SECRETS[name];

@@ -14,7 +14,7 @@ export interface PartitionedBin extends RewriteBin {
 }
 
 /**
- * Packs a schema group's small files into bins per partition, as Java's rewrite planner groups
+ * Packs the small files to rewrite (see readableFiles) into bins per partition, as Java's rewrite planner groups
  * them (BinPackRewriteFilePlanner.groupByPartition): files written under the table's default
  * spec by their partition tuple, so each output file holds one partition; files of any other
  * spec all together, their rows split by the default spec as they are written again (such a

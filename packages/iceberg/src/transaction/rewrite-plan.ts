@@ -17,7 +17,7 @@ const SCHEMA_READ_BUDGET = 64 * 1024 * 1024;
 /** Files read while planning whose bytes were kept, by path: the rewrite takes them from here. */
 export type KeptFiles = Map<string, Uint8Array>;
 
-/** Files that are rewritten together into one output, under one table schema. */
+/** Files rewritten under one table schema (the current one): all the readable small files, or a bin of them written together. */
 export interface RewriteBin {
   schema: Schema;
   /** The Arrow form of `schema` this package writes. */
@@ -43,25 +43,17 @@ function compareBigint(a: bigint, b: bigint): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-/** Files rewritten under one table schema: the table's current one. */
-export interface SchemaGroup {
-  schema: Schema;
-  /** The Arrow form of `schema` this package writes. */
-  arrowSchema: ArrowSchema;
-  files: ManifestDataFile[];
-}
-
 /**
- * The files that can be read through the table's current schema (see `fileConformer`), to be
+ * The small files that can be read through the table's current schema (see `fileConformer`), to be
  * written under it whatever schema they were written with, as Java's RewriteDataFiles does.
  * Files that cannot (a column of a type that does not widen to today's) are left out: they are
  * never rewritten. Reads each file whole (FileIO has no ranged reads), at most 64 MiB of them at
  * once (or one file), and keeps the first 64 MiB of them in `kept` so that the rewrite does not
  * fetch them again (small files usually all fit).
  */
-export async function readableFiles(io: FileIO, metadata: TableMetadata, files: readonly ManifestEntry[], kept: KeptFiles): Promise<SchemaGroup> {
+export async function readableFiles(io: FileIO, metadata: TableMetadata, files: readonly ManifestEntry[], kept: KeptFiles): Promise<RewriteBin> {
   const schema = schemaFromJson(currentSchema(metadata));
-  const group: SchemaGroup = { schema, arrowSchema: compileRowConverter(schema).arrowSchema, files: [] };
+  const group: RewriteBin = { schema, arrowSchema: compileRowConverter(schema).arrowSchema, files: [] };
   let keptBytes = 0;
   const fileSchemas = await mapBounded(
     files,
@@ -83,7 +75,7 @@ export async function readableFiles(io: FileIO, metadata: TableMetadata, files: 
 }
 
 /** Reads a file (its Arrow schema, row lineage aside) through a table schema by field id; null when it cannot be. */
-export function fileConformer(fileSchema: ArrowSchema, target: Pick<SchemaGroup, 'schema' | 'arrowSchema'>): Conformer | null {
+export function fileConformer(fileSchema: ArrowSchema, target: Pick<RewriteBin, 'schema' | 'arrowSchema'>): Conformer | null {
   return conformerFor(fileSchema, target.arrowSchema, defaultedIds(target.schema.fields));
 }
 
@@ -115,7 +107,7 @@ function nestedStructs(type: IcebergType): StructType[] {
  * neighbouring commits stay together, so bounds on time columns stay narrow). A bin of one
  * file would only copy it and is dropped; a group of fewer than `minInputFiles` files is left.
  */
-export function packBins(group: SchemaGroup, targetBytes: bigint, minInputFiles: number): RewriteBin[] {
+export function packBins(group: RewriteBin, targetBytes: bigint, minInputFiles: number): RewriteBin[] {
   if (group.files.length < minInputFiles) return [];
   const bins: ManifestDataFile[][] = [];
   let bin: ManifestDataFile[] = [];

@@ -155,7 +155,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     s3: deps.s3,
     intakeBucket: deps.intakeBucket,
     publicUrl: deps.publicUrl.replace(/\/+$/, ''),
-    catalogs: deps.catalogs ?? new CatalogConnections(),
+    catalogs: deps.catalogs ?? new CatalogConnections(deps.catalogTimeoutMs),
     readinessTimeoutMs: deps.readinessTimeoutMs ?? 2_000,
     metrics: deps.metrics ?? new ApiMetrics(),
     sinksEnabled: deps.sinksEnabled ?? true,

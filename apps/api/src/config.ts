@@ -3,6 +3,7 @@ import { INTAKE_CRASH_POINTS, type IntakeCrashPoint } from './domain/intake/segm
 import { z } from 'zod';
 import { DEFAULT_IN_FLIGHT_LIMITS, type InFlightLimits } from './domain/intake/in-flight.ts';
 import { DEFAULT_STORE_TIMEOUT_MS } from './domain/intake/stores.ts';
+import { CATALOG_TIMEOUT_MS } from './domain/catalogs.ts';
 import { DEFAULT_SERVER_TIMEOUTS, type ServerTimeouts } from './http/server-limits.ts';
 import { readInternalTls, type InternalTls } from './http/internal-tls.ts';
 
@@ -72,6 +73,8 @@ const Env = z.object({
   TABLEMERE_DB_TIMEOUT_MS: z.coerce.number().int().min(100).default(5_000),
   /** Postgres connections of the requests' pool, per process (the hourly maintenance has 2 more). */
   TABLEMERE_DB_POOL_SIZE: z.coerce.number().int().min(1).max(1000).default(10),
+  /** Each catalog call made for a request without an answer after this long fails: 503 catalog_unavailable. */
+  TABLEMERE_CATALOG_TIMEOUT_MS: z.coerce.number().int().min(100).default(CATALOG_TIMEOUT_MS),
   /** Each request to the object store (a segment's PUT, a read) without an answer after this long fails: 503 intake_unavailable. */
   TABLEMERE_STORE_TIMEOUT_MS: z.coerce.number().int().min(100).default(DEFAULT_STORE_TIMEOUT_MS),
   /** Test-only: SIGKILL at this point of the first segment that reaches it (segments.ts). */
@@ -109,6 +112,8 @@ export interface Config {
   dbPoolSize: number;
   /** The deadline of each object-store request. */
   storeTimeoutMs: number;
+  /** The deadline of each catalog call of a request. */
+  catalogTimeoutMs: number;
   intakeCrashAt: IntakeCrashPoint | null;
 }
 
@@ -197,6 +202,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     dbTimeoutMs: e.TABLEMERE_DB_TIMEOUT_MS,
     dbPoolSize: e.TABLEMERE_DB_POOL_SIZE,
     storeTimeoutMs: e.TABLEMERE_STORE_TIMEOUT_MS,
+    catalogTimeoutMs: e.TABLEMERE_CATALOG_TIMEOUT_MS,
     intakeCrashAt: e.TABLEMERE_API_CRASH_AT ?? null,
   };
   return deepFreeze(config);

@@ -43,6 +43,8 @@ export interface AppDeps {
   timeouts?: ServerTimeouts;
   /** How old a claim must be before a replay takes it over; default STALE_CLAIM_SECONDS (120). */
   staleClaimSeconds?: number;
+  /** The deadline of each catalog call made for a request (TABLEMERE_CATALOG_TIMEOUT_MS); default 10 s. */
+  catalogTimeoutMs?: number;
   /** The deadline of each request to a warehouse's own sink bucket (the platform's is `s3`'s own); default 10 s. */
   storeTimeoutMs?: number;
   /** Test-only: where the intake SIGKILLs its process (segments.ts); default none. */
@@ -52,7 +54,7 @@ export interface AppDeps {
 }
 
 /** What route handlers receive: the deps with defaults filled in. */
-export type RouteDeps = Required<Omit<AppDeps, 'logger' | 'bodyLimit' | 'timeouts' | 'metricsToken'>>;
+export type RouteDeps = Required<Omit<AppDeps, 'logger' | 'bodyLimit' | 'timeouts' | 'metricsToken' | 'catalogTimeoutMs'>>;
 
 /** The internal app (/internal/*, the roller's API): never served on the public listener. */
 export interface InternalAppDeps {

@@ -66,6 +66,7 @@ async function main(): Promise<void> {
     timeouts: config.timeouts,
     staleClaimSeconds: config.staleClaimSeconds,
     storeTimeoutMs: config.storeTimeoutMs,
+    catalogTimeoutMs: config.catalogTimeoutMs,
     intakeCrashAt: config.intakeCrashAt,
     ...(config.metricsToken ? { metricsToken: config.metricsToken } : {}),
   });

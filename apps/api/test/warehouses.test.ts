@@ -144,6 +144,11 @@ describe('warehouse registration', () => {
     expect(moved.status, moved.text).toBe(200);
     expect(Warehouse.parse(moved.body)).toMatchObject({ name: 'closed', rest_uri: good.rest_uri, auth: { type: 'oauth2' } });
     expect((await send('GET', '/v1/warehouses/closed/tables')).status).toBe(200);
+    // The catalog client this process kept for it is not used once the registration moved again.
+    expect((await send('PATCH', '/v1/warehouses/closed', { rest_uri: 'http://127.0.0.1:9' })).status).toBe(200);
+    expect((await send('GET', '/v1/warehouses/closed/tables')).status).toBe(503);
+    expect((await send('PATCH', '/v1/warehouses/closed', { rest_uri: good.rest_uri })).status).toBe(200);
+    expect((await send('GET', '/v1/warehouses/closed/tables')).status).toBe(200);
     const keys = await send('PATCH', '/v1/warehouses/closed', { s3: { access_key_id: api.env.AWS_ACCESS_KEY_ID!, secret_access_key: api.env.AWS_SECRET_ACCESS_KEY! } });
     expect(keys.status, keys.text).toBe(200);
 
@@ -152,6 +157,8 @@ describe('warehouse registration', () => {
     );
     expect(audits.rows.map((r) => r.details.changes)).toEqual([
       { rest_uri: { from: 'http://127.0.0.1:9', to: good.rest_uri }, auth_type: { from: 'none', to: 'oauth2' }, auth_credentials: 'replaced' },
+      { rest_uri: { from: good.rest_uri, to: 'http://127.0.0.1:9' } },
+      { rest_uri: { from: 'http://127.0.0.1:9', to: good.rest_uri } },
       { s3_credentials: 'replaced' },
     ]);
     for (const secret of secrets) expect(JSON.stringify(audits.rows)).not.toContain(secret);

@@ -24,8 +24,8 @@ export function createRollDeps(config: Readonly<RollerConfig>, log: Logger, metr
     maxAttempts: 2,
   });
   // One store per bucket of the platform, and one per warehouse with a sink_bucket, reached as
-  // the warehouse (its endpoint, region and keys; a registration never changes).
-  const stores = new Map<string, ObjectStore>();
+  // the warehouse (its endpoint, region and keys): made again when a PATCH changed those.
+  const stores = new Map<string, { settings: string; store: ObjectStore }>();
   const warehouseClients: S3Client[] = [];
   const warehouseClient = ({ endpoint, region, access_key_id, secret_access_key }: InternalSink['warehouse']['s3']): S3Client => {
     const credentials = access_key_id && secret_access_key ? { credentials: { accessKeyId: access_key_id, secretAccessKey: secret_access_key } } : {};
@@ -39,8 +39,11 @@ export function createRollDeps(config: Readonly<RollerConfig>, log: Logger, metr
     api,
     intake({ intake, warehouse }) {
       const id = intake.identity === 'platform' ? `platform/${intake.bucket}` : `warehouse/${warehouse.id}`;
-      let store = stores.get(id);
-      if (!store) stores.set(id, (store = new ObjectStore(intake.identity === 'platform' ? s3 : warehouseClient(warehouse.s3), intake.bucket)));
+      const settings = intake.identity === 'platform' ? '' : JSON.stringify([warehouse.s3, intake.bucket]);
+      const kept = stores.get(id);
+      if (kept?.settings === settings) return kept.store;
+      const store = new ObjectStore(intake.identity === 'platform' ? s3 : warehouseClient(warehouse.s3), intake.bucket);
+      stores.set(id, { settings, store });
       return store;
     },
     catalogs: new TenantCatalogs(config.callTimeoutMs),

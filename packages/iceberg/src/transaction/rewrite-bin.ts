@@ -30,9 +30,9 @@ export type BinOutput = { partition?: Pick<PartitionedRows, 'record' | 'path'> }
  * Reads a bin's files one by one, a row group at a time, and writes their rows, in order and
  * value for value, as Parquet data files under the bin's schema (one, or one per partition: see
  * BinOutput), each file read through it by field id (see `conformerFor`); the metrics are
- * computed from the rows. Every file must give as many rows as its manifest entry says. With `lineage` (format v3) each row's `_row_id` and
- * `_last_updated_sequence_number` are written too, as the file had them or as it inherited them
- * (see `LineageReader`).
+ * computed from the rows. Every file must give as many rows as its manifest entry says. With
+ * `lineage` (format v3) each row's `_row_id` and `_last_updated_sequence_number` are written
+ * too, as the file had them or as it inherited them (see `LineageReader`).
  */
 export async function rewriteBin(
   io: FileIO,

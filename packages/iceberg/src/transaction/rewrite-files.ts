@@ -80,15 +80,16 @@ interface Rewrite {
  * `main`. Every file is read through the table's current schema by field id, whatever schema
  * it was written with (see `readableFiles`), and written under it, grouped by partition (see
  * `packPartitionBins`: a partition's small files become files of that partition; files of an
- * older spec are written again under the current one); a table with delete files is left alone. On a v3 table
- * every row keeps its `_row_id` and `_last_updated_sequence_number`, written into the new
- * files (see row-lineage.ts).
+ * older spec are written again under the current one); a table with delete files is left
+ * alone. On a v3 table every row keeps its `_row_id` and `_last_updated_sequence_number`,
+ * written into the new files (see row-lineage.ts).
  *
  * Committed through the commit driver (commit-driver.ts), asserting the schema and spec the
  * files were written under: a lost race (409) reloads and, if the schema and spec are the same,
  * every replaced file is still live and no delete file appeared, commits the same files again
- * on the new head; after a schema or spec change it plans and writes again; otherwise it fails with `validation_failed` and what it wrote is deleted. A
- * lost answer (5xx) is settled by reloading and looking for the snapshot on `main`.
+ * on the new head; after a schema or spec change it plans and writes again; otherwise it fails
+ * with `validation_failed` and what it wrote is deleted. A lost answer (5xx) is settled by
+ * reloading and looking for the snapshot on `main`.
  */
 export async function rewriteDataFiles(options: RewriteDataFilesOptions): Promise<RewriteDataFilesResult> {
   const { io } = options;
@@ -124,7 +125,7 @@ export async function rewriteDataFiles(options: RewriteDataFilesOptions): Promis
       const done = rewrite;
       return {
         ...commit,
-        // The files are written under this schema and spec: a change to either must fail the commit (409) so the rewrite is planned again.
+        // Written under this schema and spec: a change to either must lose the commit (409), so the rewrite is planned again.
         requirements: [
           ...commit.requirements,
           { type: 'assert-current-schema-id', 'current-schema-id': done.schemaId },

@@ -14,8 +14,8 @@ export interface PartitionedBin extends RewriteBin {
 }
 
 /**
- * Packs the small files to rewrite (see readableFiles) into bins per partition, as Java's rewrite planner groups
- * them (BinPackRewriteFilePlanner.groupByPartition): files written under the table's default
+ * Packs the small files to rewrite (see readableFiles) into bins per partition, as Java's
+ * rewrite planner groups them (BinPackRewriteFilePlanner.groupByPartition): files written under the table's default
  * spec by their partition tuple, so each output file holds one partition; files of any other
  * spec all together, their rows split by the default spec as they are written again (such a
  * file may hold rows of many of today's partitions). Each partition's files are packed on their

@@ -17,7 +17,7 @@ const SCHEMA_READ_BUDGET = 64 * 1024 * 1024;
 /** Files read while planning whose bytes were kept, by path: the rewrite takes them from here. */
 export type KeptFiles = Map<string, Uint8Array>;
 
-/** Files rewritten under one table schema (the current one): all the readable small files, or a bin of them written together. */
+/** Files rewritten under the table's current schema: all the readable small files, or a bin of them written together. */
 export interface RewriteBin {
   schema: Schema;
   /** The Arrow form of `schema` this package writes. */
@@ -44,8 +44,8 @@ function compareBigint(a: bigint, b: bigint): number {
 }
 
 /**
- * The small files that can be read through the table's current schema (see `fileConformer`), to be
- * written under it whatever schema they were written with, as Java's RewriteDataFiles does.
+ * The small files that can be read through the table's current schema (see `fileConformer`),
+ * to be written under it whatever schema they were written with, as Java's RewriteDataFiles does.
  * Files that cannot (a column of a type that does not widen to today's) are left out: they are
  * never rewritten. Reads each file whole (FileIO has no ranged reads), at most 64 MiB of them at
  * once (or one file), and keeps the first 64 MiB of them in `kept` so that the rewrite does not

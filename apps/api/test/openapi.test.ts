@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -55,6 +56,12 @@ describe('the OpenAPI documents', () => {
       expect(validator.version).toBe('3.1');
       expect(() => validator.resolveRefs()).not.toThrow();
     }
+  });
+
+  it("carry the release's version", () => {
+    const apiPackage = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+    expect(publicDoc.info.version).toBe(apiPackage.version);
+    expect(internalDoc.info.version).toBe(apiPackage.version);
   });
 
   it('document every route the apps registered, and no other', () => {

@@ -1,4 +1,5 @@
 import { Command, CommanderError } from 'commander';
+import cliPackage from '../package.json' with { type: 'json' };
 import { ApiClient } from './api-client.ts';
 import { addConnect } from './commands/connect.ts';
 import { addMcp } from './commands/mcp.ts';
@@ -77,6 +78,7 @@ function buildProgram(context: CommandContext, io: Io): Program {
     .description('Create Iceberg tables, feed them JSON rows through sinks, and connect engines to them through the tablemere API.')
     .option('--api-url <url>', 'tablemere API URL (default: $TABLEMERE_API_URL, then .stack/env)')
     .option('--api-key <key>', 'API key (default: $TABLEMERE_API_KEY, then .stack/env; prefer those, flags show in process lists)')
+    .version(cliPackage.version, '-V, --version', "print the release's version")
     .addHelpText('after', exitCodeHelp)
     // Commander's own errors come back as exceptions and are printed by `run`, on one line.
     .exitOverride()

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -72,6 +72,14 @@ async function engineCheck(script: string, snippet: string, table: string): Prom
   });
   return JSON.parse(stdout.trim().split('\n').at(-1)!);
 }
+
+describe('tablemere --version', () => {
+  it("prints the release's version from the package, exit 0", async () => {
+    const cliPackage = JSON.parse(readFileSync(path.join(repoRoot, 'apps', 'cli', 'package.json'), 'utf8')) as { version: string };
+    const result = await tablemere(['--version']);
+    expect(result).toMatchObject({ code: 0, stdout: `${cliPackage.version}\n`, stderr: '' });
+  });
+});
 
 describe('tablemere table create', () => {
   it('creates a table and prints its columns with ids, types and required', async () => {

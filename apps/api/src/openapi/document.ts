@@ -4,6 +4,7 @@ import type { RouteEntry } from '../app.ts';
 import { ERROR_CODES, type ErrorCode } from '../errors.ts';
 import { exampleOf } from './examples.ts';
 import type { AnswerDoc, HeaderDoc, RouteAuth, RouteDoc } from './route-doc.ts';
+import apiPackage from '../../package.json' with { type: 'json' };
 
 type Json = Record<string, unknown>;
 
@@ -40,7 +41,8 @@ export interface Operation {
 }
 
 /** The version of the document, not of the service: bumped when a route's contract changes. */
-const DOCUMENT_VERSION = '1.0.0';
+/** The release's version (CHANGELOG.md), so a generated client names what it was made from. */
+const DOCUMENT_VERSION = apiPackage.version;
 
 /** Codes no operation lists: `not_found` answers a path no route has, `client_aborted` is logged, never sent. */
 export const CODES_OF_NO_ROUTE: readonly ErrorCode[] = ['not_found', 'client_aborted'];

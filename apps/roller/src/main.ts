@@ -4,11 +4,12 @@
  * a safe point after TABLEMERE_ROLLER_SHUTDOWN_SECONDS; leases are released).
  */
 import { createServer } from 'node:http';
+import { carriesBearer } from '@tablemere/contracts';
 import type { AddressInfo } from 'node:net';
 import { ConfigError, loadConfig } from './config.ts';
 import { createRollDeps, credentialsSource } from './deps.ts';
 import { createLogger } from './log.ts';
-import { carriesToken, RollerMetrics } from './metrics.ts';
+import { RollerMetrics } from './metrics.ts';
 import { Roller } from './roller.ts';
 
 async function main(): Promise<void> {
@@ -41,7 +42,7 @@ async function main(): Promise<void> {
       const ok = req.url === '/healthz' || ready;
       const body = { status: ok ? 'ok' : 'unavailable', roller_id: config.rollerId, in_flight: roller.inFlight, last_tick_at: roller.lastTickAt?.toISOString() ?? null };
       res.writeHead(ok ? 200 : 503, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-    } else if (req.url === '/metrics' && config.metricsToken !== undefined && !carriesToken(req.headers.authorization, config.metricsToken)) {
+    } else if (req.url === '/metrics' && config.metricsToken !== undefined && !carriesBearer(req.headers.authorization, config.metricsToken)) {
       res
         .writeHead(401, { 'content-type': 'application/json', 'www-authenticate': 'Bearer realm="metrics"' })
         .end('{"error":{"code":"unauthorized","message":"This /metrics needs \\"Authorization: Bearer <TABLEMERE_METRICS_TOKEN>\\"."}}');

@@ -1,4 +1,3 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { FAILURE_REASONS, type FailureReason } from './errors.ts';
 
@@ -145,15 +144,4 @@ export class RollerMetrics {
       this.policyRollBytes.set({ sink: sink.id }, sink.policy.roll_bytes);
     }
   }
-}
-
-const digest = (value: string) => createHash('sha256').update(value, 'utf8').digest();
-
-/**
- * Whether an Authorization header is `Bearer <token>` (TABLEMERE_METRICS_TOKEN). Both sides are
- * hashed first, so the comparison takes the same time whatever the length or content sent.
- */
-export function carriesToken(authorization: string | undefined, token: string): boolean {
-  const given = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(authorization ?? '')?.[1];
-  return given !== undefined && timingSafeEqual(digest(given), digest(token));
 }

@@ -2,6 +2,7 @@ export * from './errors.ts';
 export * from './health.ts';
 export * from './iceberg-types.ts';
 export * from './keys.ts';
+export { bearerToken, carriesBearer } from './bearer.ts';
 export * from './names.ts';
 export * from './tables.ts';
 export * from './infer-schema.ts';

@@ -1,4 +1,4 @@
-import { sinkIdOfSendKey, type ApiKeyLevel } from '@tablemere/contracts';
+import { bearerToken, sinkIdOfSendKey, type ApiKeyLevel } from '@tablemere/contracts';
 import type { Pool } from '@tablemere/db';
 import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { authenticate } from '../domain/api-keys.ts';
@@ -16,12 +16,6 @@ declare module 'fastify' {
     /** Set by the send key hook on the send route; null everywhere else. */
     sender: SendingSink | null;
   }
-}
-
-/** The token of an `Authorization: Bearer <token>` header. */
-export function bearerToken(header: string | undefined): string | undefined {
-  const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header ?? '');
-  return match?.[1];
 }
 
 /**

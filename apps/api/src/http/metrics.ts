@@ -1,9 +1,8 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { carriesBearer } from '@tablemere/contracts';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { BacklogLimits } from '../domain/intake/backlog.ts';
 import { apiError, ERROR_CODES } from '../errors.ts';
-import { bearerToken } from './auth.ts';
 
 /** A batch the send route accepted (not a replay of an earlier one). */
 export interface IntakeBatch {
@@ -119,16 +118,6 @@ export class ApiMetrics {
 const isSendRoute = (request: FastifyRequest) =>
   request.method === 'POST' && /^\/v1\/sinks\/:[A-Za-z_]+$/.test(request.routeOptions.url ?? '');
 
-const digest = (value: string) => createHash('sha256').update(value, 'utf8').digest();
-
-/**
- * Whether an Authorization header carries `token` as its bearer token. Both sides are hashed
- * first, so the comparison takes the same time whatever the length or content of what was sent.
- */
-export function carriesToken(authorization: string | undefined, token: string): boolean {
-  const given = bearerToken(authorization);
-  return given !== undefined && timingSafeEqual(digest(given), digest(token));
-}
 
 /**
  * Serves `GET /metrics` (Prometheus text: counts only, never a name or a secret) and times
@@ -154,7 +143,7 @@ export function metricsRoutes(app: FastifyInstance, metrics: ApiMetrics, token?:
       },
     },
   }, async (request, reply) => {
-    if (token !== undefined && !carriesToken(request.headers.authorization, token)) {
+    if (token !== undefined && !carriesBearer(request.headers.authorization, token)) {
       void reply.header('www-authenticate', 'Bearer realm="metrics"');
       throw apiError('unauthorized', { message: 'This /metrics needs "Authorization: Bearer <TABLEMERE_METRICS_TOKEN>".' });
     }

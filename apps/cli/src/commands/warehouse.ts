@@ -59,21 +59,13 @@ const SECRETS = {
 type SecretName = keyof typeof SECRETS;
 
 function addWarehouseAdd(warehouse: Command, context: CommandContext): void {
-  warehouse
+  withAuthFlags(warehouse
     .command('add')
     .description("register an Iceberg REST catalog and its bucket as a warehouse (admin key); its secrets are sealed and never shown again")
     .argument('<name>', 'the warehouse name in tablemere (lowercase letters, digits, "_" or "-")')
     .requiredOption('--catalog-uri <url>', "the catalog's REST URI, e.g. https://catalog.example.com/api/catalog")
     .requiredOption('--warehouse <warehouse>', 'what the catalog calls the warehouse, e.g. s3://warehouse or a catalog name')
-    .requiredOption('--auth <type>', `how tablemere authenticates to the catalog: ${CATALOG_AUTH_TYPES.join(', ')}`)
-    .option('--client-id <id>', 'oauth2: the client id, else $TABLEMERE_CATALOG_CLIENT_ID (secret: $TABLEMERE_CATALOG_CLIENT_SECRET or --client-secret-file)')
-    .option('--client-secret-file <file>', 'oauth2: read the client secret from this file ("-" for standard input)')
-    .option('--scope <scope>', 'oauth2: the scope to ask for (default: the catalog\'s)')
-    .option('--token-file <file>', 'bearer: read the token from this file ("-" for standard input); else $TABLEMERE_CATALOG_TOKEN')
-    .option('--catalog-access-key-id <id>', 'sigv4: the access key id signing catalog requests (secret: $TABLEMERE_CATALOG_SECRET_ACCESS_KEY or --catalog-secret-access-key-file)')
-    .option('--catalog-secret-access-key-file <file>', 'sigv4: read the secret access key from this file ("-" for standard input)')
-    .option('--catalog-region <region>', 'sigv4: the region signed for (default: --region)')
-    .option('--catalog-service <name>', 'sigv4: the service signed for (default: the catalog\'s, e.g. glue or s3tables)')
+    .requiredOption('--auth <type>', `how tablemere authenticates to the catalog: ${CATALOG_AUTH_TYPES.join(', ')}`))
     .requiredOption('--s3-endpoint <url>', "the bucket's S3 endpoint, e.g. https://s3.us-east-1.amazonaws.com")
     .requiredOption('--region <region>', "the bucket's region, e.g. us-east-1")
     .option('--access-key-id <id>', "S3: the warehouse's own access key id (secret: $TABLEMERE_S3_SECRET_ACCESS_KEY or --secret-access-key-file); left out, the catalog's vended credentials")
@@ -131,21 +123,13 @@ function addWarehouseGet(warehouse: Command, context: CommandContext): void {
 }
 
 function addWarehouseUpdate(warehouse: Command, context: CommandContext): void {
-  warehouse
+  withAuthFlags(warehouse
     .command('update')
     .description("change a warehouse's catalog URI, warehouse, catalog auth (replaced whole) or S3 endpoint, region and keys (admin key); audited")
     .argument('<warehouse>', 'the warehouse name')
     .option('--catalog-uri <url>', "the catalog's new REST URI")
     .option('--warehouse <warehouse>', 'what the catalog calls the warehouse')
-    .option('--auth <type>', `a new catalog auth, with its flags as for \`warehouse add\`: ${CATALOG_AUTH_TYPES.join(', ')}`)
-    .option('--client-id <id>', 'oauth2: the client id, else $TABLEMERE_CATALOG_CLIENT_ID (secret: $TABLEMERE_CATALOG_CLIENT_SECRET or --client-secret-file)')
-    .option('--client-secret-file <file>', 'oauth2: read the client secret from this file ("-" for standard input)')
-    .option('--scope <scope>', 'oauth2: the scope to ask for')
-    .option('--token-file <file>', 'bearer: read the token from this file ("-" for standard input); else $TABLEMERE_CATALOG_TOKEN')
-    .option('--catalog-access-key-id <id>', 'sigv4: the access key id (secret: $TABLEMERE_CATALOG_SECRET_ACCESS_KEY or --catalog-secret-access-key-file)')
-    .option('--catalog-secret-access-key-file <file>', 'sigv4: read the secret access key from this file ("-" for standard input)')
-    .option('--catalog-region <region>', 'sigv4: the region signed for (default: --region)')
-    .option('--catalog-service <name>', 'sigv4: the service signed for')
+    .option('--auth <type>', `a new catalog auth, with its flags as for \`warehouse add\`: ${CATALOG_AUTH_TYPES.join(', ')}`))
     .option('--s3-endpoint <url>', "the bucket's new S3 endpoint")
     .option('--region <region>', "the bucket's region")
     .option('--access-key-id <id>', "S3: a new access key id of the warehouse's own (secret: $TABLEMERE_S3_SECRET_ACCESS_KEY or --secret-access-key-file)")
@@ -166,6 +150,19 @@ Example (a catalog registered at an address only one host could reach):
       if (options.json) context.out.json(answer.body);
       else context.out.lines(warehouseLines(answer.value, `updated warehouse ${answer.value.name} (${answer.value.id})`));
     });
+}
+
+/** The flags of each catalog auth type, the same for `add` and `update`; secrets only as files or environment variables. */
+function withAuthFlags(command: Command): Command {
+  return command
+    .option('--client-id <id>', 'oauth2: the client id, else $TABLEMERE_CATALOG_CLIENT_ID (secret: $TABLEMERE_CATALOG_CLIENT_SECRET or --client-secret-file)')
+    .option('--client-secret-file <file>', 'oauth2: read the client secret from this file ("-" for standard input)')
+    .option('--scope <scope>', 'oauth2: the scope to ask for (default: the catalog\'s)')
+    .option('--token-file <file>', 'bearer: read the token from this file ("-" for standard input); else $TABLEMERE_CATALOG_TOKEN')
+    .option('--catalog-access-key-id <id>', 'sigv4: the access key id signing catalog requests (secret: $TABLEMERE_CATALOG_SECRET_ACCESS_KEY or --catalog-secret-access-key-file)')
+    .option('--catalog-secret-access-key-file <file>', 'sigv4: read the secret access key from this file ("-" for standard input)')
+    .option('--catalog-region <region>', 'sigv4: the region signed for (default: --region)')
+    .option('--catalog-service <name>', 'sigv4: the service signed for (default: the catalog\'s, e.g. glue or s3tables)');
 }
 
 /** The flags of an auth type other than the one chosen are a mistake worth naming. */

@@ -34,6 +34,7 @@ export {
   type MergeRequest,
 } from './transaction/merge-manifests.ts';
 export { DEFAULT_RETRY_POLICY, type RetryPolicy } from './transaction/retry.ts';
+export { mapBounded } from './transaction/bounded.ts';
 export {
   commitWithRetries,
   passedOn,

@@ -1,6 +1,6 @@
 import { HeadBucketCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { Readiness, ReadinessCheck, WarehouseHealth } from '@tablemere/contracts';
-import { isIcebergError } from '@tablemere/iceberg';
+import { isIcebergError, mapBounded } from '@tablemere/iceberg';
 import type { Pool } from '@tablemere/db';
 import type { FastifyBaseLogger } from 'fastify';
 import { connectCatalog } from './catalogs.ts';
@@ -66,19 +66,12 @@ function storeReason(error: unknown): Reason {
 /** Each registered warehouse's catalog (`/v1/config`, authenticated as the warehouse), a few at a time. */
 async function checkCatalogs(deps: ReadinessDeps, log: FastifyBaseLogger): Promise<WarehouseHealth[]> {
   const warehouses = await openWarehouses(deps.pool, deps.secrets);
-  const results: WarehouseHealth[] = new Array(warehouses.length);
-  let next = 0;
-  const worker = async () => {
-    for (let i = next++; i < warehouses.length; i = next++) {
-      const warehouse = warehouses[i]!;
-      const check = await timed(`catalog ${warehouse.id}`, log, deps.timeoutMs, () => connectCatalog(warehouse, deps.timeoutMs).then(() => undefined), (error) =>
-        isIcebergError(error, 'unavailable') ? 'unreachable' : 'error',
-      );
-      results[i] = { id: warehouse.id, ...check };
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(CATALOG_CHECKS_AT_ONCE, warehouses.length) }, worker));
-  return results;
+  return mapBounded(warehouses, { width: CATALOG_CHECKS_AT_ONCE }, async (warehouse) => {
+    const check = await timed(`catalog ${warehouse.id}`, log, deps.timeoutMs, () => connectCatalog(warehouse, deps.timeoutMs).then(() => undefined), (error) =>
+      isIcebergError(error, 'unavailable') ? 'unreachable' : 'error',
+    );
+    return { id: warehouse.id, ...check };
+  });
 }
 
 /**

@@ -37,11 +37,6 @@ export class Aftercare {
     this.timer ??= setInterval(() => void this.drain(), RETRY_MS).unref();
   }
 
-  /** How many writes wait for the database. */
-  get waiting(): number {
-    return this.tasks.length;
-  }
-
   private async drain(): Promise<void> {
     if (this.running) return;
     this.running = true;

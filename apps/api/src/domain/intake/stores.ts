@@ -20,7 +20,7 @@ export function intakePlacement(warehouse: Pick<WarehouseAccess, 's3'>, platform
 }
 
 /** A warehouse's store is read again after this long, so a PATCH of its endpoint or keys reaches every API process. */
-export const INTAKE_STORE_FRESH_MS = 60_000;
+const INTAKE_STORE_FRESH_MS = 60_000;
 /** A request to the store without an answer after this long fails, and the send answers 503 (TABLEMERE_STORE_TIMEOUT_MS). */
 export const DEFAULT_STORE_TIMEOUT_MS = 10_000;
 

@@ -12,7 +12,6 @@ import {
 } from '@tablemere/iceberg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UPKEEP_CRASH_POINTS } from '../src/crash.ts';
-import { expireLease } from './support/expect.ts';
 import { storeOptions } from '../../../packages/iceberg/test/support.ts';
 import { partitioning, type Row } from './support/readers.ts';
 import { summaries } from './support/roller.ts';
@@ -136,15 +135,6 @@ describe('upkeep on a partitioned table', SLOW, () => {
 describe('a killed upkeep run on a partitioned table', SLOW, () => {
   it.each(UPKEEP_CRASH_POINTS)('killed at %s: the next run and the next roll leave every row once', async (point) => {
     await t.roll(2);
-    const killed = await t.upkeep({ TABLEMERE_ROLLER_CRASH_AT: point });
-    expect(killed.signal, killed.stderr).toBe('SIGKILL');
-    await expireLease(stack, t.sink.id);
-
-    const again = await t.upkeep();
-    expect(again.code, again.stderr).toBe(0);
-    await t.roll(1);
-    await t.expectExactlyOnce();
-    const loaded = await t.load();
-    for (const file of await t.liveDataFiles(loaded)) expect(await t.exists(loaded, file.path)).toBe(true);
+    await t.killUpkeepAndRecover(point);
   });
 });

@@ -1,7 +1,7 @@
 import { currentSchema } from '@tablemere/iceberg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UPKEEP_CRASH_POINTS } from '../src/crash.ts';
-import { expireLease, readBoth } from './support/expect.ts';
+import { readBoth } from './support/expect.ts';
 import { ownerAddsColumn, type Row } from './support/readers.ts';
 import { summaries } from './support/roller.ts';
 import { startTestStack, suffix, type TestStack } from './support/stack.ts';
@@ -77,15 +77,6 @@ describe('a killed upkeep run across schema versions', SLOW, () => {
   it.each(UPKEEP_CRASH_POINTS)('killed at %s: the next run and the next roll leave every row once', async (point) => {
     // A field no roll sent before: one more schema among the files to compact.
     await t.roll(2, (x) => ({ [`k_${point.replaceAll('-', '_')}`]: x }));
-    const killed = await t.upkeep({ TABLEMERE_ROLLER_CRASH_AT: point });
-    expect(killed.signal, killed.stderr).toBe('SIGKILL');
-    await expireLease(stack, t.sink.id);
-
-    const again = await t.upkeep();
-    expect(again.code, again.stderr).toBe(0);
-    await t.roll(1);
-    await t.expectExactlyOnce();
-    const loaded = await t.load();
-    for (const file of await t.liveDataFiles(loaded)) expect(await t.exists(loaded, file.path)).toBe(true);
+    await t.killUpkeepAndRecover(point);
   });
 });

@@ -8,7 +8,7 @@ import { createLogger } from '../../src/log.ts';
 import { RollerMetrics } from '../../src/metrics.ts';
 import { rollSink } from '../../src/run-sink.ts';
 import { createSink, createTable, send } from './api.ts';
-import { readBoth } from './expect.ts';
+import { expireLease, readBoth } from './expect.ts';
 import { runCli } from './roller.ts';
 import { suffix, type TestStack } from './stack.ts';
 
@@ -78,6 +78,22 @@ export class UpkeepTable {
   }
 
   /** Every row the sink was sent is in the table once, beside the other writer's (x < 0). */
+  /**
+   * An upkeep run SIGKILLed at `point`, then the next run and the next roll: every row once, and
+   * every live data file still there.
+   */
+  async killUpkeepAndRecover(point: string): Promise<void> {
+    const killed = await this.upkeep({ TABLEMERE_ROLLER_CRASH_AT: point });
+    expect(killed.signal, killed.stderr).toBe('SIGKILL');
+    await expireLease(this.stack, this.sink.id);
+    const again = await this.upkeep();
+    expect(again.code, again.stderr).toBe(0);
+    await this.roll(1);
+    await this.expectExactlyOnce();
+    const loaded = await this.load();
+    for (const file of await this.liveDataFiles(loaded)) expect(await this.exists(loaded, file.path)).toBe(true);
+  }
+
   async expectExactlyOnce(): Promise<void> {
     const rows = await readBoth(this.stack, this.ns, this.table);
     const ours = rows.map((r) => Number(r.x)).filter((x) => x >= 0);

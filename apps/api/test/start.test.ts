@@ -12,6 +12,16 @@ afterAll(async () => {
 });
 
 /** Runs start.ts as the stack does, until `until` sees the line it waits for. */
+/** A database of its own on the stack's Postgres, dropped after the file. */
+async function freshDatabase(env: Record<string, string>): Promise<string> {
+  const url = new URL(env.DATABASE_URL!);
+  url.pathname = `/api_start_${suffix()}`;
+  const databaseUrl = url.toString();
+  await createDatabase(databaseUrl);
+  cleanups.push(() => dropDatabase(databaseUrl));
+  return databaseUrl;
+}
+
 function runApi(env: Record<string, string>) {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'apps/api/src/start.ts')], {
     cwd: repoRoot,
@@ -45,11 +55,7 @@ function runApi(env: Record<string, string>) {
 describe('start.ts', () => {
   it('migrates, listens with one start-up line, serves, and stops cleanly on SIGTERM', async () => {
     const env = stackEnv();
-    const url = new URL(env.DATABASE_URL!);
-    url.pathname = `/api_start_${suffix()}`;
-    const databaseUrl = url.toString();
-    await createDatabase(databaseUrl);
-    cleanups.push(() => dropDatabase(databaseUrl));
+    const databaseUrl = await freshDatabase(env);
     const secretKey = randomBytes(32).toString('base64');
     const api = runApi({
       DATABASE_URL: databaseUrl,
@@ -66,7 +72,7 @@ describe('start.ts', () => {
     const started = await api.until((line) => /listening/.test(line.msg));
     expect(api.lines, JSON.stringify(api.lines)).toHaveLength(1);
     expect(started).toMatchObject({
-      database: `${url.hostname}:${url.port}${url.pathname}`,
+      database: `${new URL(databaseUrl).host}${new URL(databaseUrl).pathname}`,
       store: env.AWS_ENDPOINT_URL,
       store_credentials: 'environment (AWS_ACCESS_KEY_ID)',
       // a fresh database gets every migration file
@@ -96,11 +102,7 @@ describe('start.ts', () => {
 
   it('reads the deprecated AL_SINKS_ENABLED with one warning line at start; refuses it beside a TABLEMERE_SINKS_ENABLED that differs', async () => {
     const env = stackEnv();
-    const url = new URL(env.DATABASE_URL!);
-    url.pathname = `/api_start_${suffix()}`;
-    const databaseUrl = url.toString();
-    await createDatabase(databaseUrl);
-    cleanups.push(() => dropDatabase(databaseUrl));
+    const databaseUrl = await freshDatabase(env);
     const base = {
       DATABASE_URL: databaseUrl,
       TABLEMERE_API_PORT: '0',

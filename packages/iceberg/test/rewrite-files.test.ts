@@ -128,6 +128,26 @@ describe('rewriteDataFiles on the real catalog', () => {
   let tableCount = 0;
 
   beforeAll(async () => ({ catalog, io } = await openTestNamespace(namespace)));
+
+  /**
+   * A rewrite during which PyIceberg runs `code` on the table as the first commit attempt
+   * validates its base: another engine winning the race. `calls()`: the validations so far.
+   */
+  function besideRival(table: TableIdent, io: FileIO, code: string) {
+    let calls = 0;
+    const rewrite = rewriteDataFiles({
+      catalog,
+      table,
+      io,
+      retry: fastRetry,
+      validateBase: async () => {
+        calls += 1;
+        if (calls === 1) await pyiceberg(table, code);
+      },
+    });
+    return { rewrite, calls: () => calls };
+  }
+
   afterAll(() => closeTestNamespace({ catalog, io }, namespace));
 
   async function newTable(properties: Record<string, string> = {}, tableSchema: typeof schema = schema): Promise<{ table: TableIdent; created: LoadTableResult }> {
@@ -299,19 +319,10 @@ describe('rewriteDataFiles on the real catalog', () => {
     const { table } = await newTable();
     await appendFiles(table, 6);
     const before = normalised(await pyicebergRows(namespace, table.name));
-    let calls = 0;
-    const result = await rewriteDataFiles({
-      catalog,
-      table,
-      io,
-      retry: fastRetry,
-      validateBase: async () => {
-        calls += 1;
-        if (calls === 1) await pyiceberg(table, 't.append(pa.Table.from_pylist([{"id": 1000}], schema=t.schema().as_arrow()))');
-      },
-    });
+    const rival = besideRival(table, io, 't.append(pa.Table.from_pylist([{"id": 1000}], schema=t.schema().as_arrow()))');
+    const result = await rival.rewrite;
     expect(result.attempts).toBe(2);
-    expect(calls).toBe(2);
+    expect(rival.calls()).toBe(2);
     expect(result).toMatchObject({ dataFilesBefore: 7, dataFilesAfter: 2 });
     const rows = normalised(await pyicebergRows(namespace, table.name));
     expect(rows.map((r) => Number(r['id']))).toEqual([...before.map((r) => Number(r['id'])), 1000]);
@@ -328,23 +339,14 @@ describe('rewriteDataFiles on the real catalog', () => {
     await appendFiles(table, 6);
     const before = normalised(await pyicebergRows(namespace, table.name));
     const recorder = recording(io);
-    let calls = 0;
-    const error = await rewriteDataFiles({
-      catalog,
-      table,
-      io: recorder,
-      retry: fastRetry,
-      validateBase: async () => {
-        calls += 1;
-        if (calls === 1) await pyiceberg(table, `t.delete(${JSON.stringify(predicate)})`);
-      },
-    }).then(
+    const rival = besideRival(table, recorder, `t.delete(${JSON.stringify(predicate)})`);
+    const error = await rival.rewrite.then(
       () => undefined,
       (e: unknown) => e,
     );
     expect(error).toBeInstanceOf(IcebergError);
     expect((error as IcebergError).kind).toBe('validation_failed');
-    expect(calls).toBe(1);
+    expect(rival.calls()).toBe(1);
     const rows = normalised(await pyicebergRows(namespace, table.name));
     expect(rows).toEqual(before.filter((r) => !removedIds.includes(Number(r['id']))));
     expect(branchHead((await catalog.loadTable(table)).metadata)?.summary.operation).not.toBe('replace');
@@ -559,19 +561,10 @@ describe('rewriteDataFiles on the real catalog', () => {
       const { table } = await newTable({ 'format-version': '3' }, evolving);
       await appendFiles(table, 5, 1, (r) => first(r['id'] as number));
       const recorder = recording(io);
-      let calls = 0;
-      const result = await rewriteDataFiles({
-        catalog,
-        table,
-        io: recorder,
-        retry: fastRetry,
-        validateBase: async () => {
-          calls += 1;
-          if (calls === 1) await pyiceberg(table, reshape);
-        },
-      });
+      const rival = besideRival(table, recorder, reshape);
+      const result = await rival.rewrite;
       expect(result).toMatchObject({ attempts: 2, dataFilesBefore: 5, dataFilesAfter: 1, rewritten: { files: 5, rows: 15n } });
-      expect(calls).toBe(2);
+      expect(rival.calls()).toBe(2);
       const after = await catalog.loadTable(table);
       const [file] = (await liveEntries(after.metadata)).filter((l) => l.entry.status !== ENTRY_STATUS.DELETED);
       const names = parquetArrowSchema(await io.get(file!.entry.dataFile.file_path)).fields.map((f) => f.name);

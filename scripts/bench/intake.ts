@@ -13,7 +13,7 @@
  * route in Node. They alternate in short rounds, so a machine whose load changes meanwhile
  * weighs on all alike. Each phase shows the CPU a batch cost the server, Postgres, the store
  * and the bench itself. Then the API and the relay each under the same load without a pause
- * (sustained, two rounds each), and a lone producer.
+ * (sustained, a round each in turn, as many rounds as above), and a lone producer.
  * Then the naming phase (issue 39): small sends of bodies never sent before to the sink with a key
  * and, without one, to a `batch_ids: content` sink, in alternating rounds (goal: the content sink's
  * API CPU per batch within 1.05x the key sink's).
@@ -383,7 +383,7 @@ async function main(): Promise<void> {
       await phase(SMALL_CONCURRENCY, { seconds: 3 }, (i) => postTo(to, `${name}-lead-${round}-${i}`, smallBodies[i % smallBodies.length]!));
       return phase(SMALL_CONCURRENCY, slice, (i) => postTo(to, `${name}-${round}-${i}`, smallBodies[i % smallBodies.length]!), pid);
     };
-    const [sustainedApiRun, sustainedRelayRun] = await alternate(2, [sustained(url, apiPid, 'sus'), sustained(relay.url, relay.child.pid, 'sus')]);
+    const [sustainedApiRun, sustainedRelayRun] = await alternate(rounds, [sustained(url, apiPid, 'sus'), sustained(relay.url, relay.child.pid, 'sus')]);
     describe(`small via API, sustained`, sustainedApiRun!);
     describe(`small via relay, sustained`, sustainedRelayRun!);
     // A lone producer: one send at a time, so nothing shares its segment; its latency is what grouping must not cost.

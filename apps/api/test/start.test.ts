@@ -11,7 +11,6 @@ afterAll(async () => {
   for (const cleanup of cleanups) await cleanup();
 });
 
-/** Runs start.ts as the stack does, until `until` sees the line it waits for. */
 /** A database of its own on the stack's Postgres, dropped after the file. */
 async function freshDatabase(env: Record<string, string>): Promise<string> {
   const url = new URL(env.DATABASE_URL!);
@@ -22,6 +21,23 @@ async function freshDatabase(env: Record<string, string>): Promise<string> {
   return databaseUrl;
 }
 
+/** What start.ts needs to serve from `databaseUrl` and the stack's store, on ports of its own. */
+function apiEnv(env: Record<string, string>, databaseUrl: string, secretKey = randomBytes(32).toString('base64')): Record<string, string> {
+  return {
+    DATABASE_URL: databaseUrl,
+    TABLEMERE_API_PORT: '0',
+    TABLEMERE_INTERNAL_PORT: '0',
+    TABLEMERE_SECRET_KEY: secretKey,
+    TABLEMERE_BOOTSTRAP_SECRET: 'bootstrap-secret-for-test',
+    AWS_ENDPOINT_URL: env.AWS_ENDPOINT_URL!,
+    AWS_REGION: env.AWS_REGION!,
+    AWS_ACCESS_KEY_ID: env.AWS_ACCESS_KEY_ID!,
+    AWS_SECRET_ACCESS_KEY: env.AWS_SECRET_ACCESS_KEY!,
+    TABLEMERE_INTAKE_BUCKET: env.TABLEMERE_INTAKE_BUCKET!,
+  };
+}
+
+/** Runs start.ts as the stack does; `until` waits for a line of its log. */
 function runApi(env: Record<string, string>) {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'apps/api/src/start.ts')], {
     cwd: repoRoot,
@@ -57,18 +73,7 @@ describe('start.ts', () => {
     const env = stackEnv();
     const databaseUrl = await freshDatabase(env);
     const secretKey = randomBytes(32).toString('base64');
-    const api = runApi({
-      DATABASE_URL: databaseUrl,
-      TABLEMERE_API_PORT: '0',
-      TABLEMERE_INTERNAL_PORT: '0',
-      TABLEMERE_SECRET_KEY: secretKey,
-      TABLEMERE_BOOTSTRAP_SECRET: 'bootstrap-secret-for-test',
-      AWS_ENDPOINT_URL: env.AWS_ENDPOINT_URL!,
-      AWS_REGION: env.AWS_REGION!,
-      AWS_ACCESS_KEY_ID: env.AWS_ACCESS_KEY_ID!,
-      AWS_SECRET_ACCESS_KEY: env.AWS_SECRET_ACCESS_KEY!,
-      TABLEMERE_INTAKE_BUCKET: env.TABLEMERE_INTAKE_BUCKET!,
-    });
+    const api = runApi(apiEnv(env, databaseUrl, secretKey));
     const started = await api.until((line) => /listening/.test(line.msg));
     expect(api.lines, JSON.stringify(api.lines)).toHaveLength(1);
     expect(started).toMatchObject({
@@ -103,18 +108,7 @@ describe('start.ts', () => {
   it('reads the deprecated AL_SINKS_ENABLED with one warning line at start; refuses it beside a TABLEMERE_SINKS_ENABLED that differs', async () => {
     const env = stackEnv();
     const databaseUrl = await freshDatabase(env);
-    const base = {
-      DATABASE_URL: databaseUrl,
-      TABLEMERE_API_PORT: '0',
-      TABLEMERE_INTERNAL_PORT: '0',
-      TABLEMERE_SECRET_KEY: randomBytes(32).toString('base64'),
-      TABLEMERE_BOOTSTRAP_SECRET: 'bootstrap-secret-for-test',
-      AWS_ENDPOINT_URL: env.AWS_ENDPOINT_URL!,
-      AWS_REGION: env.AWS_REGION!,
-      AWS_ACCESS_KEY_ID: env.AWS_ACCESS_KEY_ID!,
-      AWS_SECRET_ACCESS_KEY: env.AWS_SECRET_ACCESS_KEY!,
-      TABLEMERE_INTAKE_BUCKET: env.TABLEMERE_INTAKE_BUCKET!,
-    };
+    const base = apiEnv(env, databaseUrl);
     const api = runApi({ ...base, AL_SINKS_ENABLED: 'false' });
     const started = await api.until((line) => /listening/.test(line.msg));
     expect(started.sinks_enabled).toBe(false);

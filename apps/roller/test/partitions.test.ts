@@ -109,6 +109,19 @@ async function rollThroughCut(
   }
 }
 
+/**
+ * The roller's `roll failed` lines for the sink while cut: at least one, every one for `reason`,
+ * the first within `firstWithinMs` of the cut. Prints when they came, for the run's record.
+ */
+function failedWhileCut(roller: RunningRoller, sinkId: string, link: Link, reason: string, firstWithinMs: number, where: string, committedAfterHealMs: number): Line[] {
+  const failedLines = lines(roller).filter((l) => l.sink === sinkId && typeof l.msg === 'string' && l.msg.startsWith('roll failed'));
+  expect(failedLines.length).toBeGreaterThan(0);
+  expect(new Set(failedLines.map((l) => l.reason))).toEqual(new Set([reason]));
+  expect(failedLines[0]!.time - link.cutAtMs!).toBeLessThan(firstWithinMs);
+  console.info(`cut at ${where}: ${failedLines.length} failed rolls, the first ${failedLines[0]!.time - link.cutAtMs!} ms after the cut; committed ${committedAfterHealMs} ms after the heal`);
+  return failedLines;
+}
+
 async function stopRoller(roller: RunningRoller): Promise<void> {
   roller.child.kill('SIGTERM');
   await roller.finished;
@@ -195,11 +208,7 @@ describe('a roller cut off from the store mid-roll', () => {
       const { roller, committedAfterHealMs } = await rollThroughCut(sink, link, /^GET \/[^?\s]+ HTTP/, { AWS_ENDPOINT_URL: link.url });
       try {
         expect(committedAfterHealMs).toBeLessThan(HEALED_WITHIN_MS);
-        const failedLines = lines(roller).filter((l) => l.sink === sink.id && typeof l.msg === 'string' && l.msg.startsWith('roll failed'));
-        expect(failedLines.length).toBeGreaterThan(0);
-        expect(new Set(failedLines.map((l) => l.reason))).toEqual(new Set(['store_unavailable']));
-        expect(failedLines[0]!.time - link.cutAtMs!).toBeLessThan(7_000);
-        console.info(`cut at the first batch read: ${failedLines.length} failed rolls, the first ${failedLines[0]!.time - link.cutAtMs!} ms after the cut; committed ${committedAfterHealMs} ms after the heal`);
+        const failedLines = failedWhileCut(roller, sink.id, link, 'store_unavailable', 7_000, 'the first batch read', committedAfterHealMs);
         expect(await xsInTable(ns)).toEqual(expectedXs(20));
         // Every failed roll recorded and counted, by the API and by the roller alike.
         const recorded = await failures(sink.id);
@@ -241,11 +250,7 @@ describe('a roller cut off from the catalog mid-roll', () => {
     const { roller, committedAfterHealMs } = await rollThroughCut(sink, link, load, {}, undefined, cut);
     try {
       expect(committedAfterHealMs).toBeLessThan(HEALED_WITHIN_MS);
-      const failedLines = lines(roller).filter((l) => l.sink === sink.id && typeof l.msg === 'string' && l.msg.startsWith('roll failed'));
-      expect(failedLines.length).toBeGreaterThan(0);
-      expect(new Set(failedLines.map((l) => l.reason))).toEqual(new Set(['catalog_unavailable']));
-      expect(failedLines[0]!.time - link.cutAtMs!).toBeLessThan(5_000);
-      console.info(`cut at the table load: ${failedLines.length} failed rolls, the first ${failedLines[0]!.time - link.cutAtMs!} ms after the cut; committed ${committedAfterHealMs} ms after the heal`);
+      const failedLines = failedWhileCut(roller, sink.id, link, 'catalog_unavailable', 5_000, 'the table load', committedAfterHealMs);
       expect(await xsInTable(ns)).toEqual(expectedXs(20));
       expect(await failures(sink.id, cut)).toEqual(failedLines.map(() => 'catalog_unavailable'));
       expect(await failureMetric(roller, 'catalog_unavailable')).toBe(failedLines.length);

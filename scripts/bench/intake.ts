@@ -349,7 +349,7 @@ async function main(): Promise<void> {
 
     // Warm-up: connections, the sink's first rows, and V8 compiling each server's send path. A
     // new API process spends its first seconds optimising (its CPU per send falls ~0.30 → 0.15 ms
-    // over ~2-3 s at this rate, research/49); the relay, a tenth of the code, warms sooner. So each
+    // over ~2-3 s at this rate, research/49); the relay, a few lines of code, warms sooner. So each
     // server gets the measured phases' load until its CPU per send has settled, and what the
     // warm-up cost is printed rather than mixed into the first round.
     const warm = { seconds: Number(args['warm-seconds']) };

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -5,11 +6,13 @@ import { Warehouse, WarehouseList } from '@tablemere/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stackEnv } from '../../../tests/support/stack.ts';
 import { startTestApi, type TestApi } from './support/api.ts';
+import { dropNamespace } from './support/catalog.ts';
 import { type CliRun, runCli } from './support/run-cli.ts';
 
 /** `tablemere warehouse add|list|get|update` against the real API, registering the stack's own catalog again under other names. */
 
 const work = mkdtempSync(path.join(tmpdir(), 'tablemere-cli-warehouse-'));
+const namespace = `cli_wh_${randomBytes(4).toString('hex')}`;
 const stack = stackEnv();
 let api: TestApi;
 
@@ -60,6 +63,7 @@ beforeAll(async () => {
   secrets.push(api.adminKey);
 });
 afterAll(async () => {
+  await dropNamespace(namespace);
   await api?.stop();
   rmSync(work, { recursive: true, force: true });
 });
@@ -153,8 +157,10 @@ describe('tablemere warehouse list and get', () => {
       `${stack.AWS_SECRET_ACCESS_KEY}\n`,
     ))).stdout);
     expect(Warehouse.parse(back)).toMatchObject({ rest_uri: stack.ICEBERG_REST_URI, auth: { type: 'oauth2' } });
-    // The catalog answers with the new auth: its tables list again.
-    ok(await tablemere(['table', 'list', 'pond']));
+    // The catalog answers with the new auth: a table is made and listed through it again. (A table
+    // of its own: the whole catalog, shared with every other test file, may have none just then.)
+    ok(await tablemere(['table', 'create', 'pond', '--namespace', namespace, '--name', 'events', '--column', 'x:long']));
+    expect(ok(await tablemere(['table', 'list', 'pond', '--namespace', namespace])).stdout.trim()).toBe(`${namespace}.events`);
     failed(seen(await tablemere(['warehouse', 'update', 'pond'])), 2, /^error: nothing to change: /);
     failed(seen(await tablemere(['warehouse', 'update', 'pond', '--client-id', 'c'])), 2, /^error: --client-id needs --auth: the catalog auth is replaced whole$/);
     failed(seen(await tablemere(['warehouse', 'update', 'pond', '--access-key-id', 'k'])), 2, /^error: --access-key-id needs its secret: /);
